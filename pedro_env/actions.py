@@ -1,0 +1,72 @@
+"""The flat discrete action space (133 actions, the same for every config) and its text form.
+
+=========  =============  ==============================================
+Index      Text           Meaning
+=========  =============  ==============================================
+0          ``pass``       pass in the bidding
+1 .. 23    ``bid N``      bid N (only N <= the variant's total is ever legal)
+24 .. 27   ``trump S``    name trumps, S in ``C D H S``
+28 .. 79   ``discard XX`` discard card XX face up (card id = index - 28)
+80         ``done``       finish discarding (or, robbing, finish at 6 cards)
+81 .. 132  ``play XX``    play card XX to the trick (card id = index - 81)
+=========  =============  ==============================================
+"""
+
+from __future__ import annotations
+
+from pedro_env.cards import MAX_TOTAL_POINTS, SUITS, card_to_str, str_to_card, suit_of_str
+
+PASS_ACTION = 0
+BID_OFFSET = 0  # action = BID_OFFSET + bid value, for bid values 1 .. MAX_TOTAL_POINTS
+TRUMP_OFFSET = 1 + MAX_TOTAL_POINTS  # 24
+DISCARD_OFFSET = TRUMP_OFFSET + 4  # 28
+DONE_ACTION = DISCARD_OFFSET + 52  # 80
+PLAY_OFFSET = DONE_ACTION + 1  # 81
+NUM_ACTIONS = PLAY_OFFSET + 52  # 133
+
+
+def action_to_str(action: int) -> str:
+    """Action index -> its text form (``'bid 7'``, ``'play 5H'``). Raises ValueError outside 0..132."""
+    a = int(action)
+    if a == PASS_ACTION:
+        return "pass"
+    if 1 <= a <= MAX_TOTAL_POINTS:
+        return f"bid {a - BID_OFFSET}"
+    if TRUMP_OFFSET <= a < DISCARD_OFFSET:
+        return f"trump {SUITS[a - TRUMP_OFFSET]}"
+    if DISCARD_OFFSET <= a < DONE_ACTION:
+        return f"discard {card_to_str(a - DISCARD_OFFSET)}"
+    if a == DONE_ACTION:
+        return "done"
+    if PLAY_OFFSET <= a < NUM_ACTIONS:
+        return f"play {card_to_str(a - PLAY_OFFSET)}"
+    raise ValueError(f"action {action!r} is outside the action space 0..{NUM_ACTIONS - 1}")
+
+
+_FORMS = "'pass', 'bid N', 'trump S', 'discard XX', 'done', 'play XX'"
+
+
+def str_to_action(text: str) -> int:
+    """Text form -> action index; case-insensitive, ``10`` accepted for ``T``. Raises ValueError naming the forms."""
+    words = text.strip().lower().split()
+    try:
+        if words == ["pass"]:
+            return PASS_ACTION
+        if words == ["done"]:
+            return DONE_ACTION
+        if len(words) == 2:
+            verb, arg = words
+            if verb == "bid":
+                value = int(arg)
+                if not 1 <= value <= MAX_TOTAL_POINTS:
+                    raise ValueError(f"bid {value} is outside 1..{MAX_TOTAL_POINTS}")
+                return BID_OFFSET + value
+            if verb == "trump":
+                return TRUMP_OFFSET + suit_of_str(arg)
+            if verb == "discard":
+                return DISCARD_OFFSET + str_to_card(arg)
+            if verb == "play":
+                return PLAY_OFFSET + str_to_card(arg)
+    except ValueError as error:
+        raise ValueError(f"cannot read action {text!r}: {error}") from None
+    raise ValueError(f"cannot read action {text!r}: the forms are {_FORMS}")

@@ -1,0 +1,225 @@
+"""Pedro as a PettingZoo AEC environment: a batch of one over the same engine as the vector env.
+
+=====================  =================================================================
+Agents                 ``player_0 .. player_{n-1}`` (4 by default; seats 0+2 vs 1+3)
+Action space           ``Discrete(133)`` (layout in :mod:`pedro_env.actions`)
+Observation space      ``Dict(observation=Box(0, 255, (D,), uint8), action_mask=Box(0, 1, (133,), int8))``
+State space            ``Box(0, 255, (D + n*52 + 52,), uint8)``: the acting player's view plus all hands and the stock
+Rewards                ``points`` (each deal: team delta minus the opponents' mean delta, over the total points) or ``win``
+Render modes           ``ansi`` (returns the table as text), ``human`` (prints it)
+=====================  =================================================================
+
+The observation layout is in :mod:`pedro_env.encoding`. The action mask is all zeros for agents
+that are not acting. ``reset(seed, options={"dealer": int, "decks": [[52 card strings], ...]})``
+injects the first dealer and the decks of the successive deals (top first); when the decks run
+out, the env's seed deals. Every agent's ``info`` carries ``"deal"`` (RULES.md section 11) on the
+step where a deal ends.
+
+Version history: v0, the first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from pedro_env.actions import NUM_ACTIONS, action_to_str, str_to_action
+from pedro_env.cards import SUITS, str_to_card
+from pedro_env.config import PedroConfig, make_config
+from pedro_env.encoding import ObservationEncoder, full_state_size
+from pedro_env.render import render_table
+from pedro_env.rules import hashed_decks, legal_action_mask, new_match, rule_tables, step
+from pedro_env.state import Phase, PedroState
+from pedro_env.vector import IllegalActionError, illegal_action_message, renege_allowed
+
+OPTION_KEYS = ("dealer", "decks")
+
+
+def parse_decks(decks: Any) -> np.ndarray:
+    """``[[52 card strings], ...]`` -> (k, 52) int8, each a permutation of the 52 cards; ValueError otherwise."""
+    if isinstance(decks, (str, bytes)) or not hasattr(decks, "__len__"):
+        raise ValueError(f"options['decks'] must be a list of decks, each a list of 52 card strings, got {type(decks).__name__}")
+    parsed = []
+    for number, deck in enumerate(decks):
+        cards = [str_to_card(card) if isinstance(card, str) else int(card) for card in deck]
+        if sorted(cards) != list(range(52)):
+            raise ValueError(f"options['decks'][{number}] must hold each of the 52 cards exactly once (got {len(cards)} cards)")
+        parsed.append(cards)
+    return np.asarray(parsed, dtype=np.int8).reshape(-1, 52)
+
+
+class raw_env(AECEnv):
+    """The bare Pedro AEC environment; :func:`env` wraps it in PettingZoo's order enforcement."""
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "pedro_v0", "is_parallelizable": False}
+
+    def __init__(self, render_mode: str | None = None, config: PedroConfig | None = None, **overrides: Any) -> None:
+        super().__init__()
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode = {render_mode!r} is not allowed: allowed values are None, 'ansi', 'human'")
+        self.render_mode = render_mode
+        self.config = make_config(config, **overrides)
+        self.tables = rule_tables(self.config)
+        self.encoder = ObservationEncoder(self.config, self.tables)
+        n = self.config.num_players
+        self.possible_agents = [f"player_{seat}" for seat in range(n)]
+        self.agents: list[str] = []
+        self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        observation_space = spaces.Dict({
+            "observation": spaces.Box(0, 255, (self.encoder.size,), dtype=np.uint8),
+            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+        })
+        self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self.state_space = spaces.Box(0, 255, (full_state_size(self.config),), dtype=np.uint8)
+        self.game: PedroState | None = None
+        self._seed: int | None = None
+        self._match_index = -1
+        self._decks = np.zeros((0, 52), dtype=np.int8)
+        self._mask = np.zeros(NUM_ACTIONS, dtype=bool)
+
+    # ---- text forms (RULES.md section 11) ----
+    @staticmethod
+    def action_to_str(action: int) -> str:
+        return action_to_str(action)
+
+    @staticmethod
+    def str_to_action(text: str) -> int:
+        return str_to_action(text)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ---- episode ----
+    def _deck_source(self, state: PedroState, games: np.ndarray) -> np.ndarray:
+        deal = int(state.deal_index[0])
+        if deal < len(self._decks):
+            return self._decks[deal : deal + 1]
+        return hashed_decks(state.seed[games], state.match_index[games], state.deal_index[games])
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(OPTION_KEYS))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}: allowed are {', '.join(OPTION_KEYS)}")
+        n = self.config.num_players
+        dealer = options.get("dealer")
+        if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n):
+            raise ValueError(f"options['dealer'] = {dealer!r} is not allowed: allowed values are 0..{n - 1}")
+        self._decks = parse_decks(options["decks"]) if options.get("decks") is not None else np.zeros((0, 52), dtype=np.int8)
+        if seed is not None:
+            self._seed, self._match_index = int(seed) % 2**64, 0
+        elif self._seed is None:
+            self._seed, self._match_index = int(np.random.SeedSequence().entropy % 2**64), 0
+        else:
+            self._match_index += 1
+        self.game = PedroState.empty(self.config, 1)
+        self.game.seed[0] = self._seed
+        self.game.match_index[0] = self._match_index
+        dealers = None if dealer is None else np.array([dealer], dtype=np.int8)
+        new_match(self.game, np.arange(1), self.config, self._deck_source, dealers)
+
+        self.agents = self.possible_agents[:]
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self.infos: dict[str, dict] = {agent: {} for agent in self.agents}
+        self._refresh()
+
+    def _refresh(self) -> None:
+        assert self.game is not None
+        self._mask = legal_action_mask(self.game, self.config, self.tables)[0]
+        if self.game.phase[0] != Phase.OVER:
+            self.agent_selection = self.possible_agents[int(self.game.actor[0])]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        assert self.game is not None, "call reset() first"
+        seat = self.agent_name_mapping[agent]
+        observation = self.encoder.encode(self.game, np.array([seat]))[0]
+        acting = agent == self.agent_selection and self.game.phase[0] != Phase.OVER
+        mask = self._mask.astype(np.int8) if acting else np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": observation, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The full state (all hands and the stock) seen from the acting seat, for centralized critics."""
+        assert self.game is not None, "call reset() first"
+        return self.encoder.encode_full_state(self.game, self.game.actor.astype(np.intp))[0]
+
+    def legal_actions(self) -> list[int]:
+        """Legal action indices of the acting agent."""
+        return [int(a) for a in np.flatnonzero(self._mask)]
+
+    def step(self, action: int | str | None) -> None:
+        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        assert game is not None
+        agent = self.agent_selection
+        if isinstance(action, str):
+            action = str_to_action(action)
+        if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise IllegalActionError(f"{agent} must step an int action in 0..{NUM_ACTIONS - 1} (or its text form), got {action!r}")
+        action = int(action)
+        actions = np.array([action])
+        legal = 0 <= action < NUM_ACTIONS and self._mask[action]
+        if not legal and not renege_allowed(game, self.config, actions)[0]:
+            raise IllegalActionError(illegal_action_message(action, self._mask, f"for {agent}"))
+
+        self._cumulative_rewards[agent] = 0.0
+        step(game, actions, self.config, self._deck_source)
+        self.rewards = {a: float(game.rewards[0, seat]) for seat, a in enumerate(self.possible_agents)}
+        deal_info = self.deal_info() if game.deal_over[0] else None
+        self.infos = {a: ({"deal": dict(deal_info)} if deal_info else {}) for a in self.agents}
+        if game.terminated[0] or game.truncated[0]:
+            self.terminations = {a: bool(game.terminated[0]) for a in self.agents}
+            self.truncations = {a: bool(game.truncated[0]) for a in self.agents}
+        self._refresh()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def deal_info(self) -> dict[str, Any]:
+        """The ``"deal"`` info (RULES.md section 11) of the deal that ended in the last step."""
+        game = self.game
+        assert game is not None
+        redeal = bool(game.last_redeal[0])
+        made = int(game.last_made[0])
+        renege = int(game.last_renege[0])
+        return {
+            "redeal": redeal,
+            "maker": None if redeal else int(game.last_maker[0]),
+            "bid": None if redeal else int(game.last_bid[0]),
+            "trump": None if redeal else SUITS[int(game.last_trump[0])],
+            "points": [int(p) for p in game.last_points[0]],
+            "made": None if made < 0 else bool(made),
+            "delta": [int(d) for d in game.last_delta[0]],
+            "scores": [int(s) for s in game.scores[0]],
+            "renege": None if renege < 0 else renege,
+        }
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        assert self.game is not None, "call reset() first"
+        text = render_table(self.game, self.config)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def env(render_mode: str | None = None, **config: Any) -> AECEnv:
+    """The Pedro AEC env wrapped in PettingZoo's order enforcement (config keys: RULES.md section 9)."""
+    return wrappers.OrderEnforcingWrapper(raw_env(render_mode=render_mode, **config))

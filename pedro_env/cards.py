@@ -1,0 +1,125 @@
+"""Cards, suits, ranks and the lookup tables the engine indexes in its hot path.
+
+A card is an integer ``0 .. 51``: ``card = suit * 13 + rank`` with suits ``C D H S`` = ``0 .. 3``
+and ranks ``2 3 4 5 6 7 8 9 T J Q K A`` = ``0 .. 12``. Every table here is built once at import;
+tables that depend on the variant are built once per :class:`RuleTables` (one per config).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SUITS = "CDHS"
+RANKS = "23456789TJQKA"
+NUM_CARDS = 52
+NUM_SUITS = 4
+
+CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
+RANK_TWO, RANK_THREE, RANK_FIVE, RANK_NINE, RANK_TEN, RANK_JACK, RANK_ACE = 0, 1, 3, 7, 8, 9, 12
+
+# card -> printed suit / rank, shape (52,), int8
+CARD_SUIT = np.repeat(np.arange(4, dtype=np.int8), 13)
+CARD_RANK = np.tile(np.arange(13, dtype=np.int8), 4)
+
+# suit -> the other suit of its colour (clubs <-> spades, diamonds <-> hearts)
+SAME_COLOUR_SUIT = np.array([SPADES, HEARTS, DIAMONDS, CLUBS], dtype=np.int8)
+
+CARD_NAMES = [RANKS[r] + SUITS[s] for s in range(4) for r in range(13)]
+_NAME_TO_CARD = {name: card for card, name in enumerate(CARD_NAMES)}
+
+
+def card_of(suit: int, rank: int) -> int:
+    """The card id of a suit index and a rank index."""
+    return suit * 13 + rank
+
+
+def card_to_str(card: int) -> str:
+    """``12 -> 'AC'``; raises ValueError for an id outside 0..51."""
+    if not 0 <= int(card) < NUM_CARDS:
+        raise ValueError(f"card id {card!r} is outside 0..51")
+    return CARD_NAMES[int(card)]
+
+
+def str_to_card(text: str) -> int:
+    """``'ah'``, ``'AH'``, ``'10h'``, ``'TH'`` -> card id. Case-insensitive; ``10`` means ``T``."""
+    name = text.strip().upper()
+    if name.startswith("10"):
+        name = "T" + name[2:]
+    if name not in _NAME_TO_CARD:
+        raise ValueError(f"unknown card {text!r}: a card is a rank of {' '.join(RANKS)} (or 10) and a suit of {' '.join(SUITS)}, e.g. 'AH', '10C', '5s'")
+    return _NAME_TO_CARD[name]
+
+
+def suit_of_str(text: str) -> int:
+    """``'h'`` -> 2. Raises ValueError naming the allowed letters."""
+    letter = text.strip().upper()
+    if len(letter) != 1 or letter not in SUITS:
+        raise ValueError(f"unknown suit {text!r}: allowed are {', '.join(SUITS)}")
+    return SUITS.index(letter)
+
+
+# Point cards per variant: (rank, points) of the trump suit, plus the Pedros where the variant has them.
+# Cinch: High (A) 1, Low (2) 1, Jack 1, Game (T) 1, right Pedro 5, left Pedro 5 = 14.
+VARIANT_POINT_RANKS: dict[str, tuple[tuple[int, int], ...]] = {
+    "cinch": ((RANK_ACE, 1), (RANK_TWO, 1), (RANK_JACK, 1), (RANK_TEN, 1)),
+    "sancho": ((RANK_ACE, 1), (RANK_TWO, 1), (RANK_JACK, 1), (RANK_TEN, 1), (RANK_NINE, 9)),
+    "dom": ((RANK_ACE, 1), (RANK_TWO, 1), (RANK_JACK, 1), (RANK_TEN, 1), (RANK_THREE, 3)),
+    "pitch": ((RANK_ACE, 1), (RANK_TWO, 1), (RANK_JACK, 1), (RANK_TEN, 1)),
+}
+PEDRO_POINTS = 5
+VARIANT_TOTAL_POINTS = {"cinch": 14, "sancho": 23, "dom": 17, "pitch": 4}
+MAX_TOTAL_POINTS = max(VARIANT_TOTAL_POINTS.values())
+
+
+@dataclass(frozen=True)
+class RuleTables:
+    """Per-variant lookup tables, indexed ``[trump_suit, card]``; all shape (4, 52).
+
+    - ``is_trump``: bool, the card is a trump when that suit is named (the left Pedro included).
+    - ``effective_suit``: int8, 0..3, the suit the card follows (trump suit for every trump).
+    - ``trick_strength``: int8, higher wins. Trumps 20 + order (2 = 20 .. A = 33, left Pedro just
+      below the right one); other cards their rank 0..12 (only counted when of the led suit).
+    - ``points``: int8, points the card is worth for this trump suit (0 for non-point cards).
+    - ``low_card``: (4,) int8, the 2 of each trump suit (Low).
+    """
+
+    has_pedros: bool
+    is_trump: np.ndarray
+    effective_suit: np.ndarray
+    trick_strength: np.ndarray
+    points: np.ndarray
+    low_card: np.ndarray
+
+    @staticmethod
+    def build(variant: str) -> RuleTables:
+        has_pedros = variant != "pitch"
+        is_trump = np.zeros((4, NUM_CARDS), dtype=bool)
+        effective_suit = np.tile(CARD_SUIT, (4, 1))
+        trick_strength = np.tile(CARD_RANK, (4, 1)).astype(np.int8)
+        points = np.zeros((4, NUM_CARDS), dtype=np.int8)
+        for trump in range(4):
+            for rank in range(13):
+                card = card_of(trump, rank)
+                is_trump[trump, card] = True
+                # order 2 3 4 [5L] 5R 6 .. A: ranks from the 5 up move one step to leave room for the left Pedro
+                trick_strength[trump, card] = 20 + rank + (1 if has_pedros and rank >= RANK_FIVE else 0)
+            for rank, value in VARIANT_POINT_RANKS[variant]:
+                points[trump, card_of(trump, rank)] = value
+            if has_pedros:
+                left_pedro = card_of(int(SAME_COLOUR_SUIT[trump]), RANK_FIVE)
+                is_trump[trump, left_pedro] = True
+                effective_suit[trump, left_pedro] = trump
+                trick_strength[trump, left_pedro] = 20 + RANK_FIVE
+                points[trump, card_of(trump, RANK_FIVE)] = PEDRO_POINTS
+                points[trump, left_pedro] = PEDRO_POINTS
+        low_card = np.array([card_of(t, RANK_TWO) for t in range(4)], dtype=np.int8)
+        for table in (is_trump, effective_suit, trick_strength, points, low_card):
+            table.setflags(write=False)
+        return RuleTables(has_pedros, is_trump, effective_suit, trick_strength, points, low_card)
+
+
+def left_pedro(trump: int) -> int:
+    """The 5 of the same-colour suit of ``trump`` (a trump in Pedro variants)."""
+    return card_of(int(SAME_COLOUR_SUIT[trump]), RANK_FIVE)

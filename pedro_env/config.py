@@ -1,0 +1,130 @@
+"""The one place where a Pedro config is validated.
+
+Rule keys are those of RULES.md section 9; ``reward``, ``episode`` and ``max_deals`` shape the
+episode an environment presents. :func:`make_config` is the only constructor users need: a bad key
+or value raises :class:`ConfigError` naming the key and the allowed values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from pedro_env.cards import VARIANT_TOTAL_POINTS
+
+
+class ConfigError(ValueError):
+    """A config key or value outside what RULES.md section 9 (or the env options) allows."""
+
+
+# key -> allowed values (a tuple) or a description of the allowed range (a str)
+ALLOWED_VALUES: dict[str, tuple[Any, ...] | str] = {
+    "num_players": (2, 3, 4),
+    "target_score": "an int >= 1",
+    "min_bid": "an int from 1 to the variant's total points (cinch 14, sancho 23, dom 17, pitch 4)",
+    "all_pass": ("dealer_forced", "redeal"),
+    "variant": ("cinch", "sancho", "dom", "pitch"),
+    "six_card": (False, True),
+    "refill": ("maker_sorted", "top", "dealer_robs"),
+    "scoring": ("difference", "simple"),
+    "low": ("captured", "held"),
+    "renege": ("forbid", "penalty"),
+    "reward": ("points", "win"),
+    "episode": ("match", "deal"),
+    "max_deals": "an int >= 1",
+}
+
+
+@dataclass(frozen=True)
+class PedroConfig:
+    """Rules (RULES.md section 9) and episode options of one Pedro environment."""
+
+    num_players: int = 4
+    """Players at the table: 4 = two fixed partnerships (seats 0+2 vs 1+3); 2 or 3 = every player alone."""
+    target_score: int = 62
+    """A team that reaches this score wins the match (section 8)."""
+    min_bid: int = 1
+    """Lowest bid allowed (house rules 6 or 7)."""
+    all_pass: str = "dealer_forced"
+    """When the first n-1 players pass: ``dealer_forced`` (the dealer must bid) or ``redeal``."""
+    variant: str = "cinch"
+    """Point cards: ``cinch`` 14, ``sancho`` 23 (+9 of trumps), ``dom`` 17 (+3 of trumps), ``pitch`` 4 (no Pedros)."""
+    six_card: bool = False
+    """Deal 6 cards and skip discard and draw."""
+    refill: str = "maker_sorted"
+    """How the stock refills hands: ``maker_sorted`` (maker takes the trumps first, face up), ``top``, ``dealer_robs``."""
+    scoring: str = "difference"
+    """``difference`` (made: the side with more points scores the difference) or ``simple`` (each side scores its points)."""
+    low: str = "captured"
+    """Low scores for the side that ``captured`` the 2 of trumps, or the side that ``held`` it when play began."""
+    renege: str = "forbid"
+    """``forbid`` (an illegal card raises) or ``penalty`` (accepted; the deal ends and the offenders are punished)."""
+    reward: str = "points"
+    """``points``: at every deal's end, team score change minus the opponents', over the total points; ``win``: +1/-1 at the match's end."""
+    episode: str = "match"
+    """``match``: an episode is a whole match; ``deal``: every episode is one deal of a fresh match."""
+    max_deals: int = 200
+    """Deals (thrown-in ones included) after which a match is truncated."""
+
+    # ---- derived quantities ----
+    @property
+    def total_points(self) -> int:
+        """Points available in one deal (14 for cinch)."""
+        return VARIANT_TOTAL_POINTS[self.variant]
+
+    @property
+    def hand_size(self) -> int:
+        """Cards dealt to each player: 9, or 6 with ``six_card``."""
+        return 6 if self.six_card else 9
+
+    @property
+    def stock_size(self) -> int:
+        """Cards left in the stock after the deal."""
+        return 52 - self.num_players * self.hand_size
+
+    @property
+    def num_teams(self) -> int:
+        """2 teams of two with four players; otherwise one team per player."""
+        return 2 if self.num_players == 4 else self.num_players
+
+    @property
+    def team_of_seat(self) -> np.ndarray:
+        """(num_players,) int8: seat -> team."""
+        return np.arange(self.num_players, dtype=np.int8) % self.num_teams
+
+
+def _check_int(key: str, value: Any, low: int, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low or (high is not None and value > high):
+        raise ConfigError(f"config key {key!r} = {value!r} is not allowed: allowed values are {ALLOWED_VALUES[key]}")
+
+
+def make_config(config: PedroConfig | None = None, **overrides: Any) -> PedroConfig:
+    """Validate ``overrides`` on top of ``config`` (default rules) and return a frozen config.
+
+    Raises ConfigError for an unknown key (listing the known ones) or a value outside the allowed set.
+    """
+    known = [f.name for f in fields(PedroConfig)]
+    for key in overrides:
+        if key not in known:
+            raise ConfigError(f"unknown config key {key!r}: known keys are {', '.join(known)}")
+    values = {f.name: getattr(config or PedroConfig(), f.name) for f in fields(PedroConfig)}
+    values.update(overrides)
+    for key, allowed in ALLOWED_VALUES.items():
+        value = values[key]
+        if isinstance(allowed, tuple):
+            # bools are ints in Python: keep True from passing for num_players=1 and 1 for six_card=True
+            type_ok = isinstance(value, bool) == isinstance(allowed[0], bool)
+            if not type_ok or value not in allowed:
+                raise ConfigError(f"config key {key!r} = {value!r} is not allowed: allowed values are {', '.join(map(repr, allowed))}")
+    _check_int("target_score", values["target_score"], 1)
+    _check_int("max_deals", values["max_deals"], 1)
+    _check_int("min_bid", values["min_bid"], 1, VARIANT_TOTAL_POINTS[values["variant"]])
+    for key in ("num_players", "target_score", "min_bid", "max_deals"):
+        values[key] = int(values[key])
+    if values["num_players"] == 3 and values["scoring"] != "simple":
+        raise ConfigError("config key 'scoring' = 'difference' is not allowed with num_players=3: three-player Pedro allows only 'simple'")
+    if values["reward"] == "win" and values["episode"] == "deal":
+        raise ConfigError("config key 'reward' = 'win' needs episode='match': a one-deal episode has no match winner (allowed rewards with episode='deal': 'points')")
+    return PedroConfig(**values)

@@ -1,0 +1,81 @@
+"""Text rendering of one game of a batch: hands, bids, trumps, the current trick, tricks won, scores."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pedro_env.cards import CARD_NAMES, SUITS, RuleTables
+from pedro_env.config import PedroConfig
+from pedro_env.state import NOT_BID, PASS, Phase, PedroState
+
+PHASE_NAMES = {Phase.BID: "bidding", Phase.TRUMP: "naming trumps", Phase.DISCARD: "discard and draw", Phase.PLAY: "play", Phase.OVER: "over"}
+
+
+def _sorted_hand(cards: np.ndarray, trump: int, tables: RuleTables) -> str:
+    """Cards high to low, trumps first and marked with ``*`` once trumps are named."""
+    if cards.size == 0:
+        return "-"
+    if trump < 0:
+        order = sorted(cards, key=lambda c: (-(c // 13), -(c % 13)))
+        return " ".join(CARD_NAMES[c] for c in order)
+    is_trump = tables.is_trump[trump]
+    order = sorted(cards, key=lambda c: (not is_trump[c], -int(tables.effective_suit[trump, c]), -int(tables.trick_strength[trump, c])))
+    return " ".join(CARD_NAMES[c] + ("*" if is_trump[c] else "") for c in order)
+
+
+def _team_name(config: PedroConfig, team: int) -> str:
+    seats = [s for s in range(config.num_players) if config.team_of_seat[s] == team]
+    return "team " + str(team) + " (" + "+".join(f"P{s}" for s in seats) + ")"
+
+
+def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: int | None = None) -> str:
+    """The table of ``game`` as text. With ``viewer``, other hands are shown only as card counts."""
+    tables = RuleTables.build(config.variant)
+    n = config.num_players
+    phase = Phase(int(state.phase[game]))
+    trump = int(state.trump[game])
+    dealer = int(state.dealer[game])
+    lines = [
+        f"Pedro ({config.variant}, {n} players, to {config.target_score}) - deal {int(state.deal_index[game]) + 1}, "
+        f"dealer P{dealer}, phase: {PHASE_NAMES[phase]}",
+        "Scores: " + ", ".join(f"{_team_name(config, t)} {int(s)}" for t, s in enumerate(state.scores[game])),
+    ]
+    bid_words = []
+    for offset in range(1, n + 1):
+        seat = (dealer + offset) % n
+        bid = int(state.bids[game, seat])
+        if bid != NOT_BID:
+            bid_words.append(f"P{seat} " + ("pass" if bid == PASS else f"bid {bid}"))
+    lines.append("Bids: " + (", ".join(bid_words) or "-"))
+    if state.maker[game] >= 0 and phase != Phase.BID:
+        lines.append(f"Maker: P{int(state.maker[game])} for {int(state.high_bid[game])}, trumps: " + (SUITS[trump] if trump >= 0 else "not named yet"))
+    for seat in range(n):
+        cards = np.flatnonzero(state.hands[game, seat])
+        shown = _sorted_hand(cards, trump, tables) if viewer in (None, seat) else f"{cards.size} cards"
+        marks = []
+        if seat == dealer:
+            marks.append("dealer")
+        if state.discards[game, seat].any():
+            marks.append("discarded " + " ".join(CARD_NAMES[c] for c in np.flatnonzero(state.discards[game, seat])))
+        if state.drawn[game, seat]:
+            marks.append(f"drew {int(state.drawn[game, seat])}")
+        turn = ">" if phase != Phase.OVER and seat == state.actor[game] else " "
+        lines.append(f"{turn} P{seat} [{_team_name(config, int(config.team_of_seat[seat]))}] {shown}" + (f"  ({'; '.join(marks)})" if marks else ""))
+    if state.set_aside[game].any():
+        lines.append("Trumps set aside: " + " ".join(CARD_NAMES[c] for c in np.flatnonzero(state.set_aside[game])))
+    if phase == Phase.PLAY:
+        leader = int(state.trick_leader[game])
+        played = [f"P{(leader + k) % n} {CARD_NAMES[int(state.trick[game, (leader + k) % n])]}" for k in range(int(state.trick_size[game]))]
+        lines.append(f"Trick {int(state.tricks_done[game]) + 1}, led by P{leader}: " + (", ".join(played) or "-"))
+        if state.last_trick_winner[game] >= 0:
+            winner = int(state.last_trick_winner[game])
+            last = ", ".join(f"P{s} {CARD_NAMES[int(c)]}" for s, c in enumerate(state.last_trick[game]))
+            lines.append(f"Last trick ({last}) won by P{winner}")
+    if state.tricks_done[game] > 0:
+        values = tables.points[max(trump, 0)]
+        won = []
+        for team in range(config.num_teams):
+            cards = np.flatnonzero(state.captured[game, team])
+            won.append(f"{_team_name(config, team)} {cards.size // n} tricks, {int(values[cards].sum())} points")
+        lines.append("Tricks won: " + "; ".join(won))
+    return "\n".join(lines)

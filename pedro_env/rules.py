@@ -1,0 +1,358 @@
+"""The Pedro engine: dealing, bidding, trumps, the dispatch of a step to its phase, and the end of a deal.
+
+One rules implementation for every environment: the AEC env is a batch of one. ``step`` applies one
+action per game to a batch of ``B`` games in place; each phase is handled on the index array of the
+games in that phase, so there is no per-game Python loop. Decks come from a ``deck_source``:
+by default a counter-based hash of ``(seed, match_index, deal_index)``, so a game's deals depend
+only on its own seed and a batch plays exactly like the same games one by one.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from pedro_env import exchange
+from pedro_env.actions import (
+    DISCARD_OFFSET,
+    DONE_ACTION,
+    NUM_ACTIONS,
+    PASS_ACTION,
+    PLAY_OFFSET,
+    TRUMP_OFFSET,
+)
+from pedro_env.cards import MAX_TOTAL_POINTS, RuleTables
+from pedro_env.config import PedroConfig
+from pedro_env.scoring import deal_points, match_winner, score_deal, score_renege
+from pedro_env.state import NOT_BID, Phase, PedroState
+from pedro_env.tricks import legal_cards, trick_winner
+
+DeckSource = Callable[[PedroState, np.ndarray], np.ndarray]
+"""``deck_source(state, games) -> (len(games), 52)`` card ids, top first, for each game's next deal."""
+
+TRICKS_PER_DEAL = 6
+
+# ---------------------------------------------------------------- randomness
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser, elementwise on uint64 (wrapping arithmetic)."""
+    z = x + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _stream(seed: np.ndarray, *counters: np.ndarray) -> np.ndarray:
+    """(k,) uint64 key of a seed and counters: a different key for every (seed, counters) tuple."""
+    key = _splitmix64(np.asarray(seed, dtype=np.uint64))
+    for counter in counters:
+        key = _splitmix64(key ^ np.asarray(counter).astype(np.uint64))
+    return key
+
+
+def hashed_decks(seed: np.ndarray, match_index: np.ndarray, deal_index: np.ndarray) -> np.ndarray:
+    """(k, 52) int8 shuffled decks, a pure function of each game's (seed, match, deal)."""
+    key = _stream(seed, match_index, deal_index + 1)
+    card_keys = _splitmix64(key[:, None] + np.arange(52, dtype=np.uint64)[None, :] * _GOLDEN)
+    return np.argsort(card_keys, axis=1).astype(np.int8)
+
+
+def hashed_dealers(seed: np.ndarray, match_index: np.ndarray, num_players: int) -> np.ndarray:
+    """(k,) int8 first dealer of each match (standing in for the cut)."""
+    return (_stream(seed, match_index, np.zeros_like(match_index)) % np.uint64(num_players)).astype(np.int8)
+
+
+def seed_deck_source(state: PedroState, games: np.ndarray) -> np.ndarray:
+    """The default deck source: decks hashed from each game's seed and counters."""
+    return hashed_decks(state.seed[games], state.match_index[games], state.deal_index[games])
+
+
+# ---------------------------------------------------------------- dealing
+
+
+def _deal_offsets(num_players: int, hand_size: int) -> np.ndarray:
+    """(num_players * hand_size,) int8: which player, counted from eldest, gets each dealt deck position.
+
+    Packets of 3, clockwise from eldest: eldest gets 0..2, the next player 3..5, and round again.
+    """
+    positions = np.arange(num_players * hand_size)
+    return ((positions // 3) % num_players).astype(np.int8)
+
+
+def start_deal(state: PedroState, games: np.ndarray, config: PedroConfig, deck_source: DeckSource) -> None:
+    """Deal the next deck to ``games`` (their dealer and deal_index already set) and open the bidding."""
+    if games.size == 0:
+        return
+    n, dealt = config.num_players, config.num_players * config.hand_size
+    decks = np.asarray(deck_source(state, games), dtype=np.int8)
+    eldest = (state.dealer[games] + 1) % n
+    seats = (eldest[:, None] + _deal_offsets(n, config.hand_size)[None, :]) % n  # (k, dealt)
+    state.hands[games] = False
+    state.hands[games[:, None], seats, decks[:, :dealt]] = True
+    state.stock[games] = decks[:, dealt:]
+    state.in_stock[games] = True
+    state.bids[games] = NOT_BID
+    state.high_bid[games] = 0
+    state.maker[games] = -1
+    state.trump[games] = -1
+    for per_deal_flags in (state.discards, state.done, state.maker_trump_draws, state.set_aside, state.robbing,
+                           state.played, state.captured):
+        per_deal_flags[games] = False
+    state.drawn[games] = 0
+    state.trick[games] = -1
+    state.trick_leader[games] = -1
+    state.trick_size[games] = 0
+    state.tricks_done[games] = 0
+    state.last_trick[games] = -1
+    state.last_trick_winner[games] = -1
+    state.low_team[games] = -1
+    state.phase[games] = Phase.BID
+    state.actor[games] = eldest
+
+
+def new_match(
+    state: PedroState,
+    games: np.ndarray,
+    config: PedroConfig,
+    deck_source: DeckSource = seed_deck_source,
+    dealers: np.ndarray | None = None,
+) -> None:
+    """Start a fresh match in ``games`` (seed and match_index already set): scores 0, first dealer, first deal."""
+    state.scores[games] = 0
+    state.deal_index[games] = 0
+    state.winner[games] = -1
+    state.dealer[games] = hashed_dealers(state.seed[games], state.match_index[games], config.num_players) if dealers is None else dealers
+    start_deal(state, games, config, deck_source)
+
+
+def initial_state(
+    config: PedroConfig, seeds: np.ndarray, deck_source: DeckSource = seed_deck_source, dealers: np.ndarray | None = None
+) -> PedroState:
+    """A batch of fresh matches, one per seed (uint64-convertible ints)."""
+    seeds = np.asarray(seeds, dtype=np.uint64).reshape(-1)
+    state = PedroState.empty(config, seeds.size)
+    state.seed[:] = seeds
+    new_match(state, np.arange(seeds.size), config, deck_source, dealers)
+    return state
+
+
+# ---------------------------------------------------------------- legal actions
+
+
+def legal_action_mask(state: PedroState, config: PedroConfig, tables: RuleTables) -> np.ndarray:
+    """(B, 133) bool: the actor's legal actions in every game (all False where the phase is OVER)."""
+    b = state.batch_size
+    rows = np.arange(b)
+    phase = state.phase
+    mask = np.zeros((b, NUM_ACTIONS), dtype=bool)
+
+    bidding = phase == Phase.BID
+    bid_values = np.arange(1, MAX_TOTAL_POINTS + 1)
+    bid_range = (bid_values >= config.min_bid) & (bid_values <= config.total_points)
+    mask[:, 1 : MAX_TOTAL_POINTS + 1] = bidding[:, None] & bid_range[None, :] & (bid_values[None, :] > state.high_bid[:, None])
+    dealer_must_bid = (config.all_pass == "dealer_forced") & (state.actor == state.dealer) & (state.high_bid == 0)
+    mask[:, PASS_ACTION] = bidding & ~dealer_must_bid
+
+    mask[:, TRUMP_OFFSET : TRUMP_OFFSET + 4] = (phase == Phase.TRUMP)[:, None]
+
+    hand = state.hands[rows, state.actor]  # (B, 52)
+    discarding = phase == Phase.DISCARD
+    if discarding.any():
+        mask[:, DISCARD_OFFSET:DONE_ACTION] = hand & (discarding & exchange.discard_allowed(state, config))[:, None]
+        mask[:, DONE_ACTION] = discarding & exchange.done_allowed(state)
+
+    playing = phase == Phase.PLAY
+    if playing.any():
+        led_card = state.trick[rows, state.trick_leader]
+        plays = legal_cards(hand, state.trump, led_card, state.trick_size == 0, tables)
+        mask[:, PLAY_OFFSET:] = plays & playing[:, None]
+    return mask
+
+
+# ---------------------------------------------------------------- phases
+
+
+def _apply_bids(state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig) -> None:
+    seats = state.actor[games]
+    state.bids[games, seats] = actions
+    raised = actions != PASS_ACTION
+    state.high_bid[games] = np.where(raised, actions, state.high_bid[games])
+    state.maker[games] = np.where(raised, seats, state.maker[games])
+    dealer_spoke = seats == state.dealer[games]
+    state.phase[games] = np.where(dealer_spoke, Phase.TRUMP, Phase.BID)
+    state.actor[games] = np.where(dealer_spoke, state.maker[games], (seats + 1) % config.num_players)
+    thrown_in = games[dealer_spoke & (state.high_bid[games] == 0)]
+    state.deal_over[thrown_in] = True
+    state.last_redeal[thrown_in] = True
+
+
+def _apply_trumps(state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig) -> None:
+    state.trump[games] = actions - TRUMP_OFFSET
+    if config.six_card:
+        _start_play(state, games, config)
+    else:
+        state.phase[games] = Phase.DISCARD
+        state.actor[games] = (state.dealer[games] + 1) % config.num_players
+
+
+def _start_play(state: PedroState, games: np.ndarray, config: PedroConfig, tables: RuleTables | None = None) -> None:
+    """The maker leads the first trick; remember which team holds Low (for ``low="held"``)."""
+    tables = tables or _tables_for(config)
+    state.phase[games] = Phase.PLAY
+    state.actor[games] = state.maker[games]
+    state.trick_leader[games] = state.maker[games]
+    low_holders = state.hands[games, :, tables.low_card[state.trump[games]]]  # (k, n)
+    held = low_holders.any(axis=1)
+    holder_team = config.team_of_seat[low_holders.argmax(axis=1)]
+    state.low_team[games] = np.where(held, holder_team, -1)
+
+
+def _apply_plays(state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig, tables: RuleTables) -> None:
+    n = config.num_players
+    seats = state.actor[games]
+    cards = actions - PLAY_OFFSET
+    if config.renege == "penalty":
+        led_card = state.trick[games, state.trick_leader[games]]
+        legal = legal_cards(state.hands[games, seats], state.trump[games], led_card, state.trick_size[games] == 0, tables)
+        reneged = ~legal[np.arange(games.size), cards]
+        offenders = games[reneged]
+        state.deal_over[offenders] = True
+        state.last_renege[offenders] = config.team_of_seat[seats[reneged]]
+        games, seats, cards = games[~reneged], seats[~reneged], cards[~reneged]
+    state.hands[games, seats, cards] = False
+    state.played[games, seats, cards] = True
+    state.trick[games, seats] = cards
+    state.trick_size[games] += 1
+    state.actor[games] = (seats + 1) % n
+
+    complete = games[state.trick_size[games] == n]
+    if complete.size == 0:
+        return
+    trick = state.trick[complete]
+    winner = trick_winner(trick, state.trick_leader[complete], state.trump[complete], tables)
+    state.captured[complete[:, None], config.team_of_seat[winner][:, None], trick] = True
+    state.last_trick[complete] = trick
+    state.last_trick_winner[complete] = winner
+    state.trick[complete] = -1
+    state.trick_size[complete] = 0
+    state.tricks_done[complete] += 1
+    state.trick_leader[complete] = winner
+    state.actor[complete] = winner
+    state.deal_over[complete[state.tricks_done[complete] == TRICKS_PER_DEAL]] = True
+
+
+# ---------------------------------------------------------------- end of a deal
+
+
+def _finish_deals(state: PedroState, games: np.ndarray, config: PedroConfig, tables: RuleTables, deck_source: DeckSource) -> None:
+    """Score the deals that ended in ``games`` (or record them thrown in), decide matches, deal again."""
+    thrown_in = state.last_redeal[games]
+    state.last_maker[games] = np.where(thrown_in, -1, state.maker[games])
+    state.last_bid[games] = np.where(thrown_in, 0, state.high_bid[games])
+    state.last_trump[games] = np.where(thrown_in, -1, state.trump[games])
+    state.last_points[games] = 0
+    state.last_delta[games] = 0
+    state.last_made[games] = -1
+
+    scored = games[~thrown_in]
+    won = np.zeros(games.size, dtype=bool)
+    if scored.size:
+        maker_team = config.team_of_seat[state.maker[scored]]
+        bid = state.high_bid[scored].astype(np.int32)
+        points = deal_points(state.captured[scored], state.trump[scored], state.low_team[scored], tables, config.low == "held")
+        made, delta = score_deal(points, maker_team, bid, config.scoring)
+        renege_team = state.last_renege[scored]
+        if config.renege == "penalty":
+            reneged = renege_team >= 0
+            renege_made, renege_delta = score_renege(renege_team, maker_team, bid, config.num_teams, config.total_points)
+            made = np.where(reneged, renege_made, made)
+            delta = np.where(reneged[:, None], renege_delta, delta)
+        state.scores[scored] += delta
+        state.last_points[scored] = points
+        state.last_delta[scored] = delta
+        state.last_made[scored] = made
+        winner = match_winner(state.scores[scored], config.target_score, maker_team, made)
+        state.winner[scored] = winner
+        won[~thrown_in] = winner >= 0
+        if config.reward == "points":
+            _credit_points(state, scored, delta, config)
+
+    if config.reward == "win":
+        winners = games[won]
+        team_reward = np.where(np.arange(config.num_teams)[None, :] == state.winner[winners][:, None], 1.0, -1.0)
+        state.rewards[winners] += team_reward[:, config.team_of_seat]
+
+    one_deal = np.full(games.size, config.episode == "deal")
+    truncated = ~won & ~one_deal & (state.deal_index[games] + 1 >= config.max_deals)
+    over = won | one_deal | truncated
+    state.terminated[games[won | (one_deal & ~truncated)]] = True
+    state.truncated[games[truncated]] = True
+    state.phase[games[over]] = Phase.OVER
+
+    going_on = games[~over]
+    state.deal_index[going_on] += 1
+    state.dealer[going_on] = (state.dealer[going_on] + 1) % config.num_players
+    start_deal(state, going_on, config, deck_source)
+
+
+def _credit_points(state: PedroState, games: np.ndarray, delta: np.ndarray, config: PedroConfig) -> None:
+    """reward="points": each seat gets (its team's delta - the opponents' mean delta) / total points."""
+    teams = config.num_teams
+    others_mean = (delta.sum(axis=1, keepdims=True) - delta) / (teams - 1)
+    team_reward = (delta - others_mean) / config.total_points
+    state.rewards[games] += team_reward[:, config.team_of_seat].astype(np.float32)
+
+
+# ---------------------------------------------------------------- step
+
+_TABLES: dict[str, RuleTables] = {}
+
+
+def _tables_for(config: PedroConfig) -> RuleTables:
+    if config.variant not in _TABLES:
+        _TABLES[config.variant] = RuleTables.build(config.variant)
+    return _TABLES[config.variant]
+
+
+def rule_tables(config: PedroConfig) -> RuleTables:
+    """The (cached) lookup tables of the config's variant."""
+    return _tables_for(config)
+
+
+def step(state: PedroState, actions: np.ndarray, config: PedroConfig, deck_source: DeckSource = seed_deck_source) -> None:
+    """Apply one action per game, in place. Actions must be legal (see :func:`legal_action_mask`);
+    with ``renege="penalty"`` a play of a held card outside the legal set is a renege. Games whose
+    phase is OVER ignore their action. Afterwards ``rewards``, ``deal_over``, ``terminated`` and
+    ``truncated`` describe this step, and the ``last_*`` fields any deal that ended in it."""
+    tables = _tables_for(config)
+    actions = np.asarray(actions).astype(np.int16)
+    state.rewards[:] = 0.0
+    state.deal_over[:] = False
+    state.last_redeal[:] = False
+    state.last_renege[:] = -1
+    state.terminated[:] = False
+    state.truncated[:] = False
+    phase = state.phase.copy()  # handlers move games to later phases; each game acts once
+
+    games = np.flatnonzero(phase == Phase.BID)
+    if games.size:
+        _apply_bids(state, games, actions[games], config)
+    games = np.flatnonzero(phase == Phase.TRUMP)
+    if games.size:
+        _apply_trumps(state, games, actions[games], config)
+    games = np.flatnonzero(phase == Phase.DISCARD)
+    if games.size:
+        exchange.apply_discard_phase(
+            state, games, actions[games], config, tables, lambda s, g: _start_play(s, g, config, tables)
+        )
+    games = np.flatnonzero(phase == Phase.PLAY)
+    if games.size:
+        _apply_plays(state, games, actions[games], config, tables)
+
+    ended = np.flatnonzero(state.deal_over)
+    if ended.size:
+        _finish_deals(state, ended, config, tables, deck_source)

@@ -1,0 +1,140 @@
+"""The batched environment for training: ``B`` matches stepped together, one numpy call chain per step.
+
+Every game always has one acting seat (finished games restart at once, so there is never an idle
+game). A step takes one action per game and returns a :class:`VectorStep`. Rewards follow the AEC
+convention: ``rewards[b, s]`` is what seat ``s`` of game ``b`` earned since its own last decision,
+so a learner credits ``rewards[b, actor[b]]`` to that seat's previous decision, and at the end of an
+episode (``terminated | truncated``) credits every seat's entry to that seat's last decision.
+The observation returned with a finished game is already the first one of its next episode.
+
+Game ``i`` of ``reset(seed=s)`` plays exactly like a single game seeded ``s + i`` (see
+:func:`pedro_env.rules.hashed_decks`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, action_to_str
+from pedro_env.config import PedroConfig, make_config
+from pedro_env.encoding import ObservationEncoder
+from pedro_env.rules import initial_state, legal_action_mask, new_match, rule_tables, step
+from pedro_env.state import Phase, PedroState
+
+
+class IllegalActionError(ValueError):
+    """An action outside the acting player's legal set."""
+
+
+@dataclass
+class VectorStep:
+    """What :class:`PedroVectorEnv` returns for every game after ``reset`` or ``step``."""
+
+    actor: np.ndarray  # (B,) int8: seat to act now
+    observation: np.ndarray  # (B, D) uint8: the actor's observation (see pedro_env.encoding)
+    action_mask: np.ndarray  # (B, 133) int8: 1 = legal for the actor
+    rewards: np.ndarray  # (B, n) float32: each seat's reward since its own last decision
+    terminated: np.ndarray  # (B,) bool: the episode ended with a result in this step (the game restarted)
+    truncated: np.ndarray  # (B,) bool: the episode hit max_deals in this step (the game restarted)
+    deal_over: np.ndarray  # (B,) bool: a deal ended in this step (its summary is in ``deals``)
+    deals: dict[str, np.ndarray]  # per game: redeal, maker, bid, trump, points (B,T), made, delta (B,T), renege, scores (B,T), winner
+
+
+def illegal_action_message(action: int, legal_mask: np.ndarray, where: str) -> str:
+    """A message naming the action, where it was tried and the legal actions."""
+    try:
+        text = action_to_str(action)
+    except ValueError:
+        text = f"{action!r} (outside 0..{NUM_ACTIONS - 1})"
+    legal = ", ".join(action_to_str(a) for a in np.flatnonzero(legal_mask))
+    return f"illegal action {text} {where}: the legal actions are {legal or 'none (the episode is over)'}"
+
+
+def renege_allowed(state: PedroState, config: PedroConfig, actions: np.ndarray) -> np.ndarray:
+    """(B,) bool: with renege="penalty", the action plays a card the actor holds (a renege if not legal)."""
+    if config.renege != "penalty":
+        return np.zeros(state.batch_size, dtype=bool)
+    cards = actions - PLAY_OFFSET
+    playing = (state.phase == Phase.PLAY) & (cards >= 0) & (cards < 52)
+    rows = np.arange(state.batch_size)
+    return playing & state.hands[rows, state.actor, np.clip(cards, 0, 51)]
+
+
+class PedroVectorEnv:
+    """``num_envs`` Pedro matches stepped at once; config keys as in RULES.md section 9 plus reward/episode/max_deals."""
+
+    def __init__(self, num_envs: int, config: PedroConfig | None = None, **overrides: Any) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs = {num_envs!r} is not allowed: it must be an int >= 1")
+        self.num_envs = int(num_envs)
+        self.config = make_config(config, **overrides)
+        self.tables = rule_tables(self.config)
+        self.encoder = ObservationEncoder(self.config, self.tables)
+        self.num_players = self.config.num_players
+        self.observation_size = self.encoder.size
+        self.num_actions = NUM_ACTIONS
+        self.state: PedroState | None = None
+        self._mask: np.ndarray | None = None
+        self._pending = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
+        self._rows = np.arange(self.num_envs)
+
+    def reset(self, seed: int | None = None) -> VectorStep:
+        """Start ``num_envs`` fresh matches; game ``i`` uses seed ``seed + i`` (random base if None)."""
+        base = int(np.random.SeedSequence().entropy % (2**63)) if seed is None else int(seed)
+        seeds = (np.uint64(base % 2**64) + np.arange(self.num_envs, dtype=np.uint64))
+        self.state = initial_state(self.config, seeds)
+        self._pending[:] = 0.0
+        return self._result()
+
+    def step(self, actions: np.ndarray) -> VectorStep:
+        """Apply one action per game (``(B,)`` ints); raises IllegalActionError on an illegal one."""
+        state = self.state
+        if state is None or self._mask is None:
+            raise RuntimeError("call reset() before step()")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}")
+        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+        legal = in_range & self._mask[self._rows, np.clip(actions, 0, NUM_ACTIONS - 1)]
+        if not legal.all():
+            legal |= in_range & renege_allowed(state, self.config, actions)
+            if not legal.all():
+                game = int(np.flatnonzero(~legal)[0])
+                where = f"in game {game} for seat {int(state.actor[game])}"
+                raise IllegalActionError(illegal_action_message(int(actions[game]), self._mask[game], where))
+        self._pending[self._rows, state.actor] = 0.0
+        step(state, actions, self.config)
+        self._pending += state.rewards
+        return self._result()
+
+    def _result(self) -> VectorStep:
+        state = self.state
+        assert state is not None
+        ended = np.flatnonzero(state.phase == Phase.OVER)
+        rewards = self._pending.copy()
+        terminated, truncated = state.terminated.copy(), state.truncated.copy()
+        deals = {
+            "redeal": state.last_redeal.copy(), "maker": state.last_maker.copy(), "bid": state.last_bid.copy(),
+            "trump": state.last_trump.copy(), "points": state.last_points.copy(), "made": state.last_made.copy(),
+            "delta": state.last_delta.copy(), "renege": state.last_renege.copy(), "scores": state.scores.copy(),
+            "winner": state.winner.copy(),
+        }
+        deal_over = state.deal_over.copy()
+        if ended.size:
+            state.match_index[ended] += 1
+            new_match(state, ended, self.config)
+            self._pending[ended] = 0.0
+        self._mask = legal_action_mask(state, self.config, self.tables)
+        observation = self.encoder.encode(state, state.actor)
+        return VectorStep(
+            actor=state.actor.copy(), observation=observation, action_mask=self._mask.view(np.int8),
+            rewards=rewards, terminated=terminated, truncated=truncated, deal_over=deal_over, deals=deals,
+        )
+
+    def full_state(self) -> np.ndarray:
+        """(B, D + n*52 + 52) uint8: each game's full state (all hands, the stock) seen from its actor."""
+        assert self.state is not None, "call reset() first"
+        return self.encoder.encode_full_state(self.state, self.state.actor)
