@@ -1,15 +1,22 @@
 """Cards, suits, ranks and the lookup tables the engine indexes in its hot path.
 
 A card is an integer ``0 .. 51``: ``card = suit * 13 + rank`` with suits ``C D H S`` = ``0 .. 3``
-and ranks ``2 3 4 5 6 7 8 9 T J Q K A`` = ``0 .. 12``. Every table here is built once at import;
-tables that depend on the variant are built once per :class:`RuleTables` (one per config).
+and ranks ``2 3 4 5 6 7 8 9 T J Q K A`` = ``0 .. 12``. A *card set* is a ``uint64`` with bit
+``card`` set for each member (so set algebra, counts and legal-move tests are single array ops).
+Every table here is built once at import; tables that depend on the variant are built once per
+:class:`RuleTables` (one per variant).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sys
+
 import numpy as np
+
+if sys.byteorder != "little":  # bits_to_cards reads the bytes of a uint64 lowest first
+    raise ImportError("pedro_env needs a little-endian machine")
 
 SUITS = "CDHS"
 RANKS = "23456789TJQKA"
@@ -27,6 +34,31 @@ CARD_RANK = np.tile(np.arange(13, dtype=np.int8), 4)
 SAME_COLOUR_SUIT = np.array([SPADES, HEARTS, DIAMONDS, CLUBS], dtype=np.int8)
 
 CARD_NAMES = [RANKS[r] + SUITS[s] for s in range(4) for r in range(13)]
+ONE = np.uint64(1)
+NO_CARDS = np.uint64(0)
+CARD_BIT = (ONE << np.arange(52, dtype=np.uint64)).astype(np.uint64)  # (52,) uint64: the set {card}
+CARD_BIT.setflags(write=False)
+
+
+def bits_to_cards(card_sets: np.ndarray) -> np.ndarray:
+    """(..., ) uint64 card sets -> (..., 52) bool membership."""
+    card_sets = np.ascontiguousarray(card_sets, dtype=np.uint64)
+    bits = np.unpackbits(card_sets.view(np.uint8).reshape(*card_sets.shape, 8), axis=-1, bitorder="little")
+    return bits[..., :52].view(bool)
+
+
+def cards_to_bits(members: np.ndarray) -> np.ndarray:
+    """(..., 52) bool membership -> (...,) uint64 card sets."""
+    members = np.asarray(members, dtype=bool)
+    packed = np.zeros((*members.shape[:-1], 8), dtype=np.uint8)
+    packed[..., :7] = np.packbits(members, axis=-1, bitorder="little")
+    return packed.view(np.uint64)[..., 0]
+
+
+def set_to_list(card_set: int | np.integer) -> list[int]:
+    """One uint64 card set -> its cards in increasing id order."""
+    value = int(card_set)
+    return [card for card in range(52) if value >> card & 1]
 _NAME_TO_CARD = {name: card for card, name in enumerate(CARD_NAMES)}
 
 
@@ -83,6 +115,10 @@ class RuleTables:
       below the right one); other cards their rank 0..12 (only counted when of the led suit).
     - ``points``: int8, points the card is worth for this trump suit (0 for non-point cards).
     - ``low_card``: (4,) int8, the 2 of each trump suit (Low).
+
+    Card-set forms (uint64): ``trump_set[trump]`` (4,) every trump; ``suit_set[trump, suit]`` (4, 4)
+    the cards of each effective suit; ``point_sets[trump, k]`` (4, K) the point cards worth
+    ``point_values[k]`` (K,) int16; ``low_set[trump]`` (4,) the 2 of trumps.
     """
 
     has_pedros: bool
@@ -91,6 +127,11 @@ class RuleTables:
     trick_strength: np.ndarray
     points: np.ndarray
     low_card: np.ndarray
+    trump_set: np.ndarray
+    suit_set: np.ndarray
+    point_values: np.ndarray
+    point_sets: np.ndarray
+    low_set: np.ndarray
 
     @staticmethod
     def build(variant: str) -> RuleTables:
@@ -115,9 +156,15 @@ class RuleTables:
                 points[trump, card_of(trump, RANK_FIVE)] = PEDRO_POINTS
                 points[trump, left_pedro] = PEDRO_POINTS
         low_card = np.array([card_of(t, RANK_TWO) for t in range(4)], dtype=np.int8)
-        for table in (is_trump, effective_suit, trick_strength, points, low_card):
+        trump_set = cards_to_bits(is_trump)
+        suit_set = cards_to_bits(effective_suit[:, None, :] == np.arange(4)[None, :, None])
+        point_values = np.unique(points[points > 0]).astype(np.int16)
+        point_sets = cards_to_bits(points[:, None, :] == point_values[None, :, None])
+        low_set = CARD_BIT[low_card]
+        tables = (is_trump, effective_suit, trick_strength, points, low_card, trump_set, suit_set, point_values, point_sets, low_set)
+        for table in tables:
             table.setflags(write=False)
-        return RuleTables(has_pedros, is_trump, effective_suit, trick_strength, points, low_card)
+        return RuleTables(has_pedros, *tables)
 
 
 def left_pedro(trump: int) -> int:

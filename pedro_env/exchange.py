@@ -5,39 +5,45 @@ Functions take the state and ``games``, an index array into the batch, and updat
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION
-from pedro_env.cards import RuleTables
+from pedro_env.cards import CARD_BIT, NO_CARDS, RuleTables
 from pedro_env.config import PedroConfig
 from pedro_env.state import PedroState
 
 HAND_AT_PLAY = 6  # every player holds 6 cards when play begins
 
 
-def discard_allowed(state: PedroState, config: PedroConfig) -> np.ndarray:
-    """(B,) bool: the actor may discard one more card (the hand decides which cards).
+def discard_allowed(state: PedroState, games: np.ndarray) -> np.ndarray:
+    """(k,) bool: the actor of each of ``games`` may discard one more card (its hand decides which).
 
     Outside robbing, a discard must leave the stock able to refill every finished player and the
     actor to 6: ``reserved + (6 - (held - 1)) <= cards in stock``. The robbing dealer discards while above 6.
     """
-    rows = np.arange(state.batch_size)
-    counts = state.hands.sum(axis=2, dtype=np.int16)  # (B, n)
-    held = counts[rows, state.actor]
-    reserved = ((HAND_AT_PLAY - counts) * state.done).sum(axis=1)
-    stock_left = state.in_stock.sum(axis=1, dtype=np.int16)
+    counts = np.bitwise_count(state.hands[games]).astype(np.int16)  # (k, n)
+    held = counts[np.arange(games.size), state.actor[games]]
+    reserved = ((HAND_AT_PLAY - counts) * state.done[games]).sum(axis=1)
+    stock_left = state.in_stock[games].sum(axis=1, dtype=np.int16)
     within_stock = reserved + (HAND_AT_PLAY - (held - 1)) <= stock_left
-    return np.where(state.robbing, held > HAND_AT_PLAY, within_stock)
+    return np.where(state.robbing[games], held > HAND_AT_PLAY, within_stock)
 
 
-def done_allowed(state: PedroState) -> np.ndarray:
-    """(B,) bool: the actor may say done (at most 6 cards; exactly 6 when robbing)."""
-    held = state.hands[np.arange(state.batch_size), state.actor].sum(axis=1)
-    return np.where(state.robbing, held == HAND_AT_PLAY, held <= HAND_AT_PLAY)
+def done_allowed(state: PedroState, games: np.ndarray) -> np.ndarray:
+    """(k,) bool: the actor of each of ``games`` may say done (at most 6 cards; exactly 6 when robbing)."""
+    held = np.bitwise_count(state.hands[games, state.actor[games]])
+    return np.where(state.robbing[games], held == HAND_AT_PLAY, held <= HAND_AT_PLAY)
 
 
 def apply_discard_phase(
-    state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig, tables: RuleTables, start_play
+    state: PedroState,
+    games: np.ndarray,
+    actions: np.ndarray,
+    config: PedroConfig,
+    tables: RuleTables,
+    start_play: Callable[[PedroState, np.ndarray], None],
 ) -> None:
     """Apply ``discard XX`` / ``done`` for ``games``; after the last player's ``done``, refill and start play.
 
@@ -47,9 +53,10 @@ def apply_discard_phase(
     seats = state.actor[games]
     finished = actions == DONE_ACTION
     discarding = ~finished
-    d_games, d_seats, d_cards = games[discarding], seats[discarding], actions[discarding] - DISCARD_OFFSET
-    state.hands[d_games, d_seats, d_cards] = False
-    state.discards[d_games, d_seats, d_cards] = True
+    d_games, d_seats = games[discarding], seats[discarding]
+    card_bits = CARD_BIT[actions[discarding] - DISCARD_OFFSET]
+    state.hands[d_games, d_seats] &= ~card_bits
+    state.discards[d_games, d_seats] |= card_bits
 
     f_games, f_seats = games[finished], seats[finished]
     robbed = state.robbing[f_games]
@@ -73,6 +80,11 @@ def apply_discard_phase(
             start_play(state, refilling)
 
 
+def _stock_set(stock: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """(k,) uint64: the set of the cards at ``positions`` (k, S) bool of each game's ``stock`` (k, S)."""
+    return np.bitwise_or.reduce(np.where(positions, CARD_BIT[stock], NO_CARDS), axis=1)
+
+
 def _refill(state: PedroState, games: np.ndarray, config: PedroConfig, tables: RuleTables) -> None:
     """Each player from eldest round to the dealer (the dealer skipped when robbing) draws back up to 6."""
     n = config.num_players
@@ -81,15 +93,14 @@ def _refill(state: PedroState, games: np.ndarray, config: PedroConfig, tables: R
     stock_trumps = tables.is_trump[state.trump[games][:, None], stock]  # (k, S)
     for offset in range(1, drawers + 1):
         seats = (state.dealer[games] + offset) % n
-        need = HAND_AT_PLAY - state.hands[games, seats].sum(axis=1)
+        need = HAND_AT_PLAY - np.bitwise_count(state.hands[games, seats]).astype(np.int16)
         available = state.in_stock[games]
         taken = np.zeros_like(available)
         if config.refill == "maker_sorted":
             # the maker takes the stock's trumps first, in stock order, face up
             open_trumps = available & stock_trumps & (seats == state.maker[games])[:, None]
             taken = open_trumps & (np.cumsum(open_trumps, axis=1) <= need[:, None])
-            shown_rows, shown_cols = np.nonzero(taken)
-            state.maker_trump_draws[games[shown_rows], stock[shown_rows, shown_cols]] = True
+            state.open_draws[games] |= _stock_set(stock, taken)
             need = need - taken.sum(axis=1)
             available = available & ~taken
         taken |= available & (np.cumsum(available, axis=1) <= need[:, None])
@@ -97,9 +108,8 @@ def _refill(state: PedroState, games: np.ndarray, config: PedroConfig, tables: R
 
 
 def _take_into_hand(state: PedroState, games: np.ndarray, seats: np.ndarray, stock: np.ndarray, taken: np.ndarray) -> None:
-    """Move stock positions ``taken`` (k, S) bool of each game into that game's ``seats`` hand."""
-    taken_rows, taken_cols = np.nonzero(taken)
-    state.hands[games[taken_rows], seats[taken_rows], stock[taken_rows, taken_cols]] = True
+    """Move stock positions ``taken`` (k, S) bool of each game into the hand of that game's seat in ``seats``."""
+    state.hands[games, seats] |= _stock_set(stock, taken)
     state.in_stock[games] &= ~taken
     state.drawn[games, seats] += taken.sum(axis=1, dtype=np.int8)
 
@@ -116,6 +126,5 @@ def _set_aside_stock_trumps(state: PedroState, games: np.ndarray, tables: RuleTa
     """Trumps left in the stock after the refill are turned face up and set aside (public)."""
     stock = state.stock[games]
     left_trumps = state.in_stock[games] & tables.is_trump[state.trump[games][:, None], stock]
-    trump_rows, trump_cols = np.nonzero(left_trumps)
-    state.set_aside[games[trump_rows], stock[trump_rows, trump_cols]] = True
+    state.set_aside[games] = _stock_set(stock, left_trumps)
     state.in_stock[games] &= ~left_trumps

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pedro_env.cards import CARD_NAMES, SUITS, RuleTables
+from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, set_to_list
 from pedro_env.config import PedroConfig
 from pedro_env.state import NOT_BID, PASS, Phase, PedroState
 
@@ -50,19 +50,21 @@ def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: 
     if state.maker[game] >= 0 and phase != Phase.BID:
         lines.append(f"Maker: P{int(state.maker[game])} for {int(state.high_bid[game])}, trumps: " + (SUITS[trump] if trump >= 0 else "not named yet"))
     for seat in range(n):
-        cards = np.flatnonzero(state.hands[game, seat])
+        cards = np.array(set_to_list(state.hands[game, seat]), dtype=int)
         shown = _sorted_hand(cards, trump, tables) if viewer in (None, seat) else f"{cards.size} cards"
         marks = []
         if seat == dealer:
             marks.append("dealer")
-        if state.discards[game, seat].any():
-            marks.append("discarded " + " ".join(CARD_NAMES[c] for c in np.flatnonzero(state.discards[game, seat])))
+        discarded = set_to_list(state.discards[game, seat])
+        if discarded:
+            marks.append("discarded " + " ".join(CARD_NAMES[c] for c in discarded))
         if state.drawn[game, seat]:
             marks.append(f"drew {int(state.drawn[game, seat])}")
         turn = ">" if phase != Phase.OVER and seat == state.actor[game] else " "
         lines.append(f"{turn} P{seat} [{_team_name(config, int(config.team_of_seat[seat]))}] {shown}" + (f"  ({'; '.join(marks)})" if marks else ""))
-    if state.set_aside[game].any():
-        lines.append("Trumps set aside: " + " ".join(CARD_NAMES[c] for c in np.flatnonzero(state.set_aside[game])))
+    set_aside = set_to_list(state.set_aside[game])
+    if set_aside:
+        lines.append("Trumps set aside: " + " ".join(CARD_NAMES[c] for c in set_aside))
     if phase == Phase.PLAY:
         leader = int(state.trick_leader[game])
         played = [f"P{(leader + k) % n} {CARD_NAMES[int(state.trick[game, (leader + k) % n])]}" for k in range(int(state.trick_size[game]))]
@@ -75,7 +77,7 @@ def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: 
         values = tables.points[max(trump, 0)]
         won = []
         for team in range(config.num_teams):
-            cards = np.flatnonzero(state.captured[game, team])
-            won.append(f"{_team_name(config, team)} {cards.size // n} tricks, {int(values[cards].sum())} points")
+            cards = set_to_list(state.won[game, team])
+            won.append(f"{_team_name(config, team)} {len(cards) // n} tricks, {int(values[cards].sum())} points")
         lines.append("Tricks won: " + "; ".join(won))
     return "\n".join(lines)

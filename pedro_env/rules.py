@@ -22,11 +22,11 @@ from pedro_env.actions import (
     PLAY_OFFSET,
     TRUMP_OFFSET,
 )
-from pedro_env.cards import MAX_TOTAL_POINTS, RuleTables
+from pedro_env.cards import CARD_BIT, MAX_TOTAL_POINTS, NO_CARDS, RuleTables, bits_to_cards
 from pedro_env.config import PedroConfig
 from pedro_env.scoring import deal_points, match_winner, score_deal, score_renege
-from pedro_env.state import NOT_BID, Phase, PedroState
-from pedro_env.tricks import legal_cards, trick_winner
+from pedro_env.state import BID, DISCARD, NOT_BID, OVER, PLAY, TRUMP, PedroState
+from pedro_env.tricks import legal_plays, trick_winner
 
 DeckSource = Callable[[PedroState, np.ndarray], np.ndarray]
 """``deck_source(state, games) -> (len(games), 52)`` card ids, top first, for each game's next deal."""
@@ -90,18 +90,21 @@ def start_deal(state: PedroState, games: np.ndarray, config: PedroConfig, deck_s
     n, dealt = config.num_players, config.num_players * config.hand_size
     decks = np.asarray(deck_source(state, games), dtype=np.int8)
     eldest = (state.dealer[games] + 1) % n
-    seats = (eldest[:, None] + _deal_offsets(n, config.hand_size)[None, :]) % n  # (k, dealt)
-    state.hands[games] = False
-    state.hands[games[:, None], seats, decks[:, :dealt]] = True
+    dealt_bits = CARD_BIT[decks[:, :dealt]]  # (k, dealt)
+    receiver = _deal_offsets(n, config.hand_size)
+    for offset in range(n):
+        hand = np.bitwise_or.reduce(np.where(receiver == offset, dealt_bits, NO_CARDS), axis=1)
+        state.hands[games, (eldest + offset) % n] = hand
     state.stock[games] = decks[:, dealt:]
     state.in_stock[games] = True
     state.bids[games] = NOT_BID
     state.high_bid[games] = 0
     state.maker[games] = -1
     state.trump[games] = -1
-    for per_deal_flags in (state.discards, state.done, state.maker_trump_draws, state.set_aside, state.robbing,
-                           state.played, state.captured):
-        per_deal_flags[games] = False
+    for per_deal_sets in (state.discards, state.open_draws, state.set_aside, state.played, state.won):
+        per_deal_sets[games] = NO_CARDS
+    state.done[games] = False
+    state.robbing[games] = False
     state.drawn[games] = 0
     state.trick[games] = -1
     state.trick_leader[games] = -1
@@ -110,7 +113,7 @@ def start_deal(state: PedroState, games: np.ndarray, config: PedroConfig, deck_s
     state.last_trick[games] = -1
     state.last_trick_winner[games] = -1
     state.low_team[games] = -1
-    state.phase[games] = Phase.BID
+    state.phase[games] = BID
     state.actor[games] = eldest
 
 
@@ -146,30 +149,37 @@ def initial_state(
 def legal_action_mask(state: PedroState, config: PedroConfig, tables: RuleTables) -> np.ndarray:
     """(B, 133) bool: the actor's legal actions in every game (all False where the phase is OVER)."""
     b = state.batch_size
-    rows = np.arange(b)
     phase = state.phase
     mask = np.zeros((b, NUM_ACTIONS), dtype=bool)
 
-    bidding = phase == Phase.BID
-    bid_values = np.arange(1, MAX_TOTAL_POINTS + 1)
-    bid_range = (bid_values >= config.min_bid) & (bid_values <= config.total_points)
-    mask[:, 1 : MAX_TOTAL_POINTS + 1] = bidding[:, None] & bid_range[None, :] & (bid_values[None, :] > state.high_bid[:, None])
-    dealer_must_bid = (config.all_pass == "dealer_forced") & (state.actor == state.dealer) & (state.high_bid == 0)
-    mask[:, PASS_ACTION] = bidding & ~dealer_must_bid
+    bidding = np.flatnonzero(phase == BID)
+    if bidding.size:
+        bid_values = np.arange(1, MAX_TOTAL_POINTS + 1)
+        bid_range = (bid_values >= config.min_bid) & (bid_values <= config.total_points)
+        mask[bidding, 1 : MAX_TOTAL_POINTS + 1] = bid_range[None, :] & (bid_values[None, :] > state.high_bid[bidding, None])
+        actor = state.actor[bidding]
+        dealer_must_bid = (config.all_pass == "dealer_forced") & (actor == state.dealer[bidding]) & (state.high_bid[bidding] == 0)
+        mask[bidding, PASS_ACTION] = ~dealer_must_bid
 
-    mask[:, TRUMP_OFFSET : TRUMP_OFFSET + 4] = (phase == Phase.TRUMP)[:, None]
+    mask[:, TRUMP_OFFSET : TRUMP_OFFSET + 4] = (phase == TRUMP)[:, None]
 
-    hand = state.hands[rows, state.actor]  # (B, 52)
-    discarding = phase == Phase.DISCARD
-    if discarding.any():
-        mask[:, DISCARD_OFFSET:DONE_ACTION] = hand & (discarding & exchange.discard_allowed(state, config))[:, None]
-        mask[:, DONE_ACTION] = discarding & exchange.done_allowed(state)
-
-    playing = phase == Phase.PLAY
-    if playing.any():
-        led_card = state.trick[rows, state.trick_leader]
-        plays = legal_cards(hand, state.trump, led_card, state.trick_size == 0, tables)
-        mask[:, PLAY_OFFSET:] = plays & playing[:, None]
+    # card actions: build the legal card set of every game, then unpack the bits once
+    card_sets = np.zeros((b, 2), dtype=np.uint64)  # column 0 discards, column 1 plays
+    discarding = np.flatnonzero(phase == DISCARD)
+    if discarding.size:
+        hand = state.hands[discarding, state.actor[discarding]]
+        card_sets[discarding, 0] = np.where(exchange.discard_allowed(state, discarding), hand, NO_CARDS)
+        mask[discarding, DONE_ACTION] = exchange.done_allowed(state, discarding)
+    playing = np.flatnonzero(phase == PLAY)
+    if playing.size:
+        hand = state.hands[playing, state.actor[playing]]
+        led_card = state.trick[playing, state.trick_leader[playing]]
+        leading = state.trick_size[playing] == 0
+        card_sets[playing, 1] = legal_plays(hand, state.trump[playing], led_card, leading, tables)
+    if discarding.size or playing.size:
+        cards = bits_to_cards(card_sets)  # (B, 2, 52)
+        mask[:, DISCARD_OFFSET:DONE_ACTION] = cards[:, 0]
+        mask[:, PLAY_OFFSET:] = cards[:, 1]
     return mask
 
 
@@ -183,7 +193,7 @@ def _apply_bids(state: PedroState, games: np.ndarray, actions: np.ndarray, confi
     state.high_bid[games] = np.where(raised, actions, state.high_bid[games])
     state.maker[games] = np.where(raised, seats, state.maker[games])
     dealer_spoke = seats == state.dealer[games]
-    state.phase[games] = np.where(dealer_spoke, Phase.TRUMP, Phase.BID)
+    state.phase[games] = np.where(dealer_spoke, TRUMP, BID)
     state.actor[games] = np.where(dealer_spoke, state.maker[games], (seats + 1) % config.num_players)
     thrown_in = games[dealer_spoke & (state.high_bid[games] == 0)]
     state.deal_over[thrown_in] = True
@@ -195,20 +205,19 @@ def _apply_trumps(state: PedroState, games: np.ndarray, actions: np.ndarray, con
     if config.six_card:
         _start_play(state, games, config)
     else:
-        state.phase[games] = Phase.DISCARD
+        state.phase[games] = DISCARD
         state.actor[games] = (state.dealer[games] + 1) % config.num_players
 
 
 def _start_play(state: PedroState, games: np.ndarray, config: PedroConfig, tables: RuleTables | None = None) -> None:
     """The maker leads the first trick; remember which team holds Low (for ``low="held"``)."""
     tables = tables or _tables_for(config)
-    state.phase[games] = Phase.PLAY
+    state.phase[games] = PLAY
     state.actor[games] = state.maker[games]
     state.trick_leader[games] = state.maker[games]
-    low_holders = state.hands[games, :, tables.low_card[state.trump[games]]]  # (k, n)
-    held = low_holders.any(axis=1)
-    holder_team = config.team_of_seat[low_holders.argmax(axis=1)]
-    state.low_team[games] = np.where(held, holder_team, -1)
+    holds_low = (state.hands[games] & tables.low_set[state.trump[games]][:, None]) != 0  # (k, n)
+    holder_team = config.team_of_seat[holds_low.argmax(axis=1)]
+    state.low_team[games] = np.where(holds_low.any(axis=1), holder_team, -1)
 
 
 def _apply_plays(state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig, tables: RuleTables) -> None:
@@ -217,14 +226,16 @@ def _apply_plays(state: PedroState, games: np.ndarray, actions: np.ndarray, conf
     cards = actions - PLAY_OFFSET
     if config.renege == "penalty":
         led_card = state.trick[games, state.trick_leader[games]]
-        legal = legal_cards(state.hands[games, seats], state.trump[games], led_card, state.trick_size[games] == 0, tables)
-        reneged = ~legal[np.arange(games.size), cards]
+        hand = state.hands[games, seats]
+        legal = legal_plays(hand, state.trump[games], led_card, state.trick_size[games] == 0, tables)
+        reneged = (legal & CARD_BIT[cards]) == 0
         offenders = games[reneged]
         state.deal_over[offenders] = True
         state.last_renege[offenders] = config.team_of_seat[seats[reneged]]
         games, seats, cards = games[~reneged], seats[~reneged], cards[~reneged]
-    state.hands[games, seats, cards] = False
-    state.played[games, seats, cards] = True
+    card_bits = CARD_BIT[cards]
+    state.hands[games, seats] &= ~card_bits
+    state.played[games, seats] |= card_bits
     state.trick[games, seats] = cards
     state.trick_size[games] += 1
     state.actor[games] = (seats + 1) % n
@@ -234,7 +245,7 @@ def _apply_plays(state: PedroState, games: np.ndarray, actions: np.ndarray, conf
         return
     trick = state.trick[complete]
     winner = trick_winner(trick, state.trick_leader[complete], state.trump[complete], tables)
-    state.captured[complete[:, None], config.team_of_seat[winner][:, None], trick] = True
+    state.won[complete, config.team_of_seat[winner]] |= np.bitwise_or.reduce(CARD_BIT[trick], axis=1)
     state.last_trick[complete] = trick
     state.last_trick_winner[complete] = winner
     state.trick[complete] = -1
@@ -263,7 +274,7 @@ def _finish_deals(state: PedroState, games: np.ndarray, config: PedroConfig, tab
     if scored.size:
         maker_team = config.team_of_seat[state.maker[scored]]
         bid = state.high_bid[scored].astype(np.int32)
-        points = deal_points(state.captured[scored], state.trump[scored], state.low_team[scored], tables, config.low == "held")
+        points = deal_points(state.won[scored], state.trump[scored], state.low_team[scored], tables, config.low == "held")
         made, delta = score_deal(points, maker_team, bid, config.scoring)
         renege_team = state.last_renege[scored]
         if config.renege == "penalty":
@@ -291,7 +302,7 @@ def _finish_deals(state: PedroState, games: np.ndarray, config: PedroConfig, tab
     over = won | one_deal | truncated
     state.terminated[games[won | (one_deal & ~truncated)]] = True
     state.truncated[games[truncated]] = True
-    state.phase[games[over]] = Phase.OVER
+    state.phase[games[over]] = OVER
 
     going_on = games[~over]
     state.deal_index[going_on] += 1
@@ -338,18 +349,18 @@ def step(state: PedroState, actions: np.ndarray, config: PedroConfig, deck_sourc
     state.truncated[:] = False
     phase = state.phase.copy()  # handlers move games to later phases; each game acts once
 
-    games = np.flatnonzero(phase == Phase.BID)
+    games = np.flatnonzero(phase == BID)
     if games.size:
         _apply_bids(state, games, actions[games], config)
-    games = np.flatnonzero(phase == Phase.TRUMP)
+    games = np.flatnonzero(phase == TRUMP)
     if games.size:
         _apply_trumps(state, games, actions[games], config)
-    games = np.flatnonzero(phase == Phase.DISCARD)
+    games = np.flatnonzero(phase == DISCARD)
     if games.size:
         exchange.apply_discard_phase(
             state, games, actions[games], config, tables, lambda s, g: _start_play(s, g, config, tables)
         )
-    games = np.flatnonzero(phase == Phase.PLAY)
+    games = np.flatnonzero(phase == PLAY)
     if games.size:
         _apply_plays(state, games, actions[games], config, tables)
 

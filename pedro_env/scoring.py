@@ -10,23 +10,18 @@ import numpy as np
 from pedro_env.cards import RuleTables
 
 
-def deal_points(
-    captured: np.ndarray, trump: np.ndarray, low_team: np.ndarray, tables: RuleTables, low_held: bool
-) -> np.ndarray:
+def deal_points(won: np.ndarray, trump: np.ndarray, low_team: np.ndarray, tables: RuleTables, low_held: bool) -> np.ndarray:
     """Points each team took, (B, T) int16.
 
-    captured (B, T, 52) bool cards in the tricks each team won; trump (B,) suit; low_team (B,) team
-    holding the 2 of trumps when play began (-1: not in play), used when ``low_held``.
+    won (B, T) uint64 cards in the tricks each team won; trump (B,) suit; low_team (B,) team holding
+    the 2 of trumps when play began (-1: not in play), used when ``low_held`` (Low is worth 1 in every variant).
     """
-    values = tables.points[trump]  # (B, 52)
-    points = (captured * values[:, None, :]).sum(axis=2, dtype=np.int16)
+    point_sets = tables.point_sets[trump]  # (B, K)
+    counts = np.bitwise_count(won[:, :, None] & point_sets[:, None, :]).astype(np.int16)  # (B, T, K)
+    points = (counts * tables.point_values).sum(axis=2, dtype=np.int16)
     if low_held:
-        rows = np.arange(captured.shape[0])
-        low_card = tables.low_card[trump]
-        low_value = values[rows, low_card]
-        points -= captured[rows, :, low_card] * low_value[:, None]  # undo Low where it was captured
-        teams = np.arange(captured.shape[1])
-        points += (teams[None, :] == low_team[:, None]) * low_value[:, None]
+        points -= np.bitwise_count(won & tables.low_set[trump][:, None]).astype(np.int16)
+        points += np.arange(won.shape[1])[None, :] == low_team[:, None]
     return points
 
 

@@ -1,8 +1,8 @@
 """The batched game state: one dataclass of numpy arrays, every field with a leading batch axis ``B``.
 
 Seats are absolute (``0 .. n-1`` clockwise); teams are ``seat % num_teams``. Cards are ids ``0 .. 51``
-(see :mod:`pedro_env.cards`). ``n`` = players, ``T`` = teams, ``S`` = stock size of the config.
-The engine (:mod:`pedro_env.rules`) updates a state in place; :meth:`PedroState.copy` snapshots one.
+and sets of cards are ``uint64`` bit sets (see :mod:`pedro_env.cards`). ``n`` = players,
+``T`` = teams, ``S`` = stock size of the config. The engine (:mod:`pedro_env.rules`) updates a state in place; :meth:`PedroState.copy` snapshots one.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pedro_env.config import PedroConfig
 
 
 class Phase(IntEnum):
-    """What the acting player decides now."""
+    """What the acting player decides now (plain ints BID..OVER below are the same values, for hot paths)."""
 
     BID = 0  # pass or bid
     TRUMP = 1  # the maker names trumps
@@ -25,6 +25,7 @@ class Phase(IntEnum):
     OVER = 4  # the episode ended (match won, truncated, or a one-deal episode done); no one acts
 
 
+BID, TRUMP, DISCARD, PLAY, OVER = 0, 1, 2, 3, 4
 NUM_PHASES = 4  # phases in which someone acts
 
 NOT_BID = -1  # bids[b, seat] before the seat has spoken
@@ -44,7 +45,7 @@ class PedroState:
     actor: np.ndarray  # (B,) int8: seat to act (meaningless when phase is OVER)
     dealer: np.ndarray  # (B,) int8: seat dealing this deal
     # --- cards ---
-    hands: np.ndarray  # (B, n, 52) bool: hands[b, seat, card] = seat holds card
+    hands: np.ndarray  # (B, n) uint64: card set each seat holds
     stock: np.ndarray  # (B, S) int8: the stock's cards, top first
     in_stock: np.ndarray  # (B, S) bool: stock[b, i] has not been drawn yet
     # --- bidding ---
@@ -53,11 +54,11 @@ class PedroState:
     maker: np.ndarray  # (B,) int8: high bidder's seat, -1 for none
     trump: np.ndarray  # (B,) int8: trump suit 0..3, -1 before it is named
     # --- discard and draw (all public) ---
-    discards: np.ndarray  # (B, n, 52) bool: cards each seat discarded face up
+    discards: np.ndarray  # (B, n) uint64: card set each seat discarded face up
     done: np.ndarray  # (B, n) bool: seat has said done in this deal's discard round
     drawn: np.ndarray  # (B, n) int8: cards each seat drew from the stock (the robbed pack for the dealer)
-    maker_trump_draws: np.ndarray  # (B, 52) bool: trumps the maker took face up (refill maker_sorted)
-    set_aside: np.ndarray  # (B, 52) bool: trumps left in the stock after the refill, turned face up
+    open_draws: np.ndarray  # (B,) uint64: trumps the maker drew face up (refill maker_sorted)
+    set_aside: np.ndarray  # (B,) uint64: trumps left in the stock after the refill, turned face up
     robbing: np.ndarray  # (B,) bool: the dealer is discarding down to 6 after robbing the pack
     # --- play ---
     trick: np.ndarray  # (B, n) int8: card each seat played to the current trick, -1 for none yet
@@ -66,8 +67,8 @@ class PedroState:
     tricks_done: np.ndarray  # (B,) int8: tricks completed this deal, 0..6
     last_trick: np.ndarray  # (B, n) int8: cards of the last completed trick by seat, -1 before the first
     last_trick_winner: np.ndarray  # (B,) int8: its winner's seat, -1 before the first
-    played: np.ndarray  # (B, n, 52) bool: cards each seat has played this deal (current trick included)
-    captured: np.ndarray  # (B, T, 52) bool: cards in the completed tricks each team won
+    played: np.ndarray  # (B, n) uint64: card set each seat played this deal (current trick included)
+    won: np.ndarray  # (B, T) uint64: cards in the completed tricks each team won
     low_team: np.ndarray  # (B,) int8: team holding the 2 of trumps when play began, -1 if out of play
     # --- match ---
     scores: np.ndarray  # (B, T) int32: cumulative match score per team
@@ -110,13 +111,13 @@ class PedroState:
         return PedroState(
             seed=z((), np.uint64), match_index=z((), np.int64), deal_index=z((), np.int32),
             phase=z((), np.int8), actor=z((), np.int8), dealer=z((), np.int8),
-            hands=z((n, 52), bool), stock=z((stock,), np.int8), in_stock=z((stock,), bool),
+            hands=z((n,), np.uint64), stock=z((stock,), np.int8), in_stock=z((stock,), bool),
             bids=z((n,), np.int8), high_bid=z((), np.int8), maker=z((), np.int8), trump=z((), np.int8),
-            discards=z((n, 52), bool), done=z((n,), bool), drawn=z((n,), np.int8),
-            maker_trump_draws=z((52,), bool), set_aside=z((52,), bool), robbing=z((), bool),
+            discards=z((n,), np.uint64), done=z((n,), bool), drawn=z((n,), np.int8),
+            open_draws=z((), np.uint64), set_aside=z((), np.uint64), robbing=z((), bool),
             trick=z((n,), np.int8), trick_leader=z((), np.int8), trick_size=z((), np.int8),
             tricks_done=z((), np.int8), last_trick=z((n,), np.int8), last_trick_winner=z((), np.int8),
-            played=z((n, 52), bool), captured=z((teams, 52), bool), low_team=z((), np.int8),
+            played=z((n,), np.uint64), won=z((teams,), np.uint64), low_team=z((), np.int8),
             scores=z((teams,), np.int32),
             deal_over=z((), bool), last_redeal=z((), bool), last_maker=z((), np.int8), last_bid=z((), np.int8),
             last_trump=z((), np.int8), last_points=z((teams,), np.int16), last_made=z((), np.int8),

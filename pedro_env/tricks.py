@@ -10,27 +10,22 @@ import numpy as np
 from pedro_env.cards import RuleTables
 
 
-def legal_cards(
+def legal_plays(
     hand: np.ndarray, trump: np.ndarray, led_card: np.ndarray, leading: np.ndarray, tables: RuleTables
 ) -> np.ndarray:
-    """Cards the actor may play, (B, 52) bool.
+    """Card set (B,) uint64 the actor may play.
 
-    hand (B, 52) bool; trump (B,) 0..3; led_card (B,) the card that led the trick (ignored where
-    ``leading``); leading (B,) bool, the actor leads. A trump lead must be followed with a trump when
-    the actor has one; on a non-trump lead the actor may follow the led suit or trump, and plays
+    hand (B,) uint64 card set; trump (B,) 0..3; led_card (B,) the card that led the trick (ignored
+    where ``leading``); leading (B,) bool, the actor leads. A trump lead must be followed with a trump
+    when the actor has one; on a non-trump lead the actor may follow the led suit or trump, and plays
     anything when void in the led suit.
     """
-    is_trump = tables.is_trump[trump]  # (B, 52)
     led = np.where(leading, 0, led_card)
-    rows = np.arange(hand.shape[0])
-    led_suit = tables.effective_suit[trump, led]  # (B,)
-    led_is_trump = is_trump[rows, led]
-    follows = hand & (tables.effective_suit[trump] == led_suit[:, None])
-    can_follow = follows.any(axis=1)
-    on_non_trump_lead = follows | (hand & is_trump)
-    constrained = np.where(led_is_trump[:, None], follows, on_non_trump_lead)
-    free = leading | ~can_follow
-    return np.where(free[:, None], hand, constrained)
+    led_suit = tables.effective_suit[trump, led]
+    follows = hand & tables.suit_set[trump, led_suit]
+    on_non_trump_lead = follows | (hand & tables.trump_set[trump])
+    constrained = np.where(tables.is_trump[trump, led], follows, on_non_trump_lead)
+    return np.where(leading | (follows == 0), hand, constrained)
 
 
 def trick_winner(trick: np.ndarray, leader: np.ndarray, trump: np.ndarray, tables: RuleTables) -> np.ndarray:

@@ -22,6 +22,7 @@ from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, action_to_str
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.rules import initial_state, legal_action_mask, new_match, rule_tables, step
+from pedro_env.cards import CARD_BIT
 from pedro_env.state import Phase, PedroState
 
 
@@ -60,7 +61,8 @@ def renege_allowed(state: PedroState, config: PedroConfig, actions: np.ndarray) 
     cards = actions - PLAY_OFFSET
     playing = (state.phase == Phase.PLAY) & (cards >= 0) & (cards < 52)
     rows = np.arange(state.batch_size)
-    return playing & state.hands[rows, state.actor, np.clip(cards, 0, 51)]
+    held = state.hands[rows, state.actor] & CARD_BIT[np.clip(cards, 0, 51)]
+    return playing & (held != 0)
 
 
 class PedroVectorEnv:
