@@ -5,7 +5,7 @@ Agents                 ``player_0 .. player_{n-1}`` (4 by default; seats 0+2 vs 
 Action space           ``Discrete(133)`` (layout in :mod:`pedro_env.actions`)
 Observation space      ``Dict(observation=Box(0, 255, (D,), uint8), action_mask=Box(0, 1, (133,), int8))``
 State space            ``Box(0, 255, (D + n*52 + 52,), uint8)``: the acting player's view plus all hands and the stock
-Rewards                ``points`` (each deal: team delta minus the opponents' mean delta, over the total points) or ``win``
+Rewards                ``points`` (per deal: team delta - opponents' mean delta, / total points) or ``win``
 Render modes           ``ansi`` (returns the table as text), ``human`` (prints it)
 =====================  =================================================================
 
@@ -20,6 +20,7 @@ Version history: v0, the first release.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from pedro_env.config import PedroConfig, make_config
 from pedro_env.encoding import ObservationEncoder, full_state_size
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_decks, legal_action_mask, new_match, rule_tables, step
-from pedro_env.state import Phase, PedroState
+from pedro_env.state import PedroState, Phase
 from pedro_env.vector import IllegalActionError, illegal_action_message, renege_allowed
 
 OPTION_KEYS = ("dealer", "decks")
@@ -42,12 +43,16 @@ OPTION_KEYS = ("dealer", "decks")
 def parse_decks(decks: Any) -> np.ndarray:
     """``[[52 card strings], ...]`` -> (k, 52) int8, each a permutation of the 52 cards; ValueError otherwise."""
     if isinstance(decks, (str, bytes)) or not hasattr(decks, "__len__"):
-        raise ValueError(f"options['decks'] must be a list of decks, each a list of 52 card strings, got {type(decks).__name__}")
+        raise ValueError(
+            f"options['decks'] must be a list of decks, each a list of 52 card strings, got {type(decks).__name__}"
+        )
     parsed = []
     for number, deck in enumerate(decks):
         cards = [str_to_card(card) if isinstance(card, str) else int(card) for card in deck]
         if sorted(cards) != list(range(52)):
-            raise ValueError(f"options['decks'][{number}] must hold each of the 52 cards exactly once (got {len(cards)} cards)")
+            raise ValueError(
+                f"options['decks'][{number}] must hold each of the 52 cards exactly once (got {len(cards)} cards)"
+            )
         parsed.append(cards)
     return np.asarray(parsed, dtype=np.int8).reshape(-1, 52)
 
@@ -69,10 +74,12 @@ class raw_env(AECEnv):
         self.possible_agents = [f"player_{seat}" for seat in range(n)]
         self.agents: list[str] = []
         self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
-        observation_space = spaces.Dict({
-            "observation": spaces.Box(0, 255, (self.encoder.size,), dtype=np.uint8),
-            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
-        })
+        observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0, 255, (self.encoder.size,), dtype=np.uint8),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
         self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self.state_space = spaces.Box(0, 255, (full_state_size(self.config),), dtype=np.uint8)
@@ -81,6 +88,8 @@ class raw_env(AECEnv):
         self._match_index = -1
         self._decks = np.zeros((0, 52), dtype=np.int8)
         self._mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        self._viewers = [np.array([seat], dtype=np.intp) for seat in range(n)]
+        self._no_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     # ---- text forms (RULES.md section 11) ----
     @staticmethod
@@ -108,12 +117,19 @@ class raw_env(AECEnv):
         options = dict(options or {})
         unknown = sorted(set(options) - set(OPTION_KEYS))
         if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}: allowed are {', '.join(OPTION_KEYS)}")
+            # a warning, not an error: PettingZoo's api_test probes reset with an arbitrary option
+            warnings.warn(
+                f"ignoring unknown reset option(s) {unknown}: Pedro reads only {', '.join(OPTION_KEYS)}", stacklevel=2
+            )
         n = self.config.num_players
         dealer = options.get("dealer")
-        if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n):
+        if dealer is not None and (
+            isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n
+        ):
             raise ValueError(f"options['dealer'] = {dealer!r} is not allowed: allowed values are 0..{n - 1}")
-        self._decks = parse_decks(options["decks"]) if options.get("decks") is not None else np.zeros((0, 52), dtype=np.int8)
+        self._decks = (
+            parse_decks(options["decks"]) if options.get("decks") is not None else np.zeros((0, 52), dtype=np.int8)
+        )
         if seed is not None:
             self._seed, self._match_index = int(seed) % 2**64, 0
         elif self._seed is None:
@@ -142,10 +158,9 @@ class raw_env(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         assert self.game is not None, "call reset() first"
-        seat = self.agent_name_mapping[agent]
-        observation = self.encoder.encode(self.game, np.array([seat]))[0]
+        observation = self.encoder.encode(self.game, self._viewers[self.agent_name_mapping[agent]])[0]
         acting = agent == self.agent_selection and self.game.phase[0] != Phase.OVER
-        mask = self._mask.astype(np.int8) if acting else np.zeros(NUM_ACTIONS, dtype=np.int8)
+        mask = self._mask.view(np.int8).copy() if acting else self._no_mask.copy()
         return {"observation": observation, "action_mask": mask}
 
     def state(self) -> np.ndarray:
@@ -167,7 +182,9 @@ class raw_env(AECEnv):
         if isinstance(action, str):
             action = str_to_action(action)
         if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise IllegalActionError(f"{agent} must step an int action in 0..{NUM_ACTIONS - 1} (or its text form), got {action!r}")
+            raise IllegalActionError(
+                f"{agent} must step an int action in 0..{NUM_ACTIONS - 1} (or its text form), got {action!r}"
+            )
         action = int(action)
         actions = np.array([action])
         legal = 0 <= action < NUM_ACTIONS and self._mask[action]
@@ -176,12 +193,16 @@ class raw_env(AECEnv):
 
         self._cumulative_rewards[agent] = 0.0
         step(game, actions, self.config, self._deck_source)
-        self.rewards = {a: float(game.rewards[0, seat]) for seat, a in enumerate(self.possible_agents)}
-        deal_info = self.deal_info() if game.deal_over[0] else None
-        self.infos = {a: ({"deal": dict(deal_info)} if deal_info else {}) for a in self.agents}
-        if game.terminated[0] or game.truncated[0]:
-            self.terminations = {a: bool(game.terminated[0]) for a in self.agents}
-            self.truncations = {a: bool(game.truncated[0]) for a in self.agents}
+        if game.deal_over[0]:  # rewards, infos and episode ends only change when a deal ends
+            self.rewards = dict(zip(self.possible_agents, game.rewards[0].tolist()))
+            deal_info = self.deal_info()
+            self.infos = {a: {"deal": dict(deal_info)} for a in self.agents}
+            if game.terminated[0] or game.truncated[0]:
+                self.terminations = {a: bool(game.terminated[0]) for a in self.agents}
+                self.truncations = {a: bool(game.truncated[0]) for a in self.agents}
+        elif self.infos[agent] or any(self.rewards.values()):
+            self.rewards = {a: 0.0 for a in self.agents}
+            self.infos = {a: {} for a in self.agents}
         self._refresh()
         self._accumulate_rewards()
         if self.render_mode == "human":

@@ -9,9 +9,8 @@ Every table here is built once at import; tables that depend on the variant are 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -59,6 +58,8 @@ def set_to_list(card_set: int | np.integer) -> list[int]:
     """One uint64 card set -> its cards in increasing id order."""
     value = int(card_set)
     return [card for card in range(52) if value >> card & 1]
+
+
 _NAME_TO_CARD = {name: card for card, name in enumerate(CARD_NAMES)}
 
 
@@ -80,7 +81,10 @@ def str_to_card(text: str) -> int:
     if name.startswith("10"):
         name = "T" + name[2:]
     if name not in _NAME_TO_CARD:
-        raise ValueError(f"unknown card {text!r}: a card is a rank of {' '.join(RANKS)} (or 10) and a suit of {' '.join(SUITS)}, e.g. 'AH', '10C', '5s'")
+        raise ValueError(
+            f"unknown card {text!r}: a card is a rank of {' '.join(RANKS)} (or 10) and a suit of {' '.join(SUITS)}, "
+            "e.g. 'AH', '10C', '5s'"
+        )
     return _NAME_TO_CARD[name]
 
 
@@ -119,6 +123,12 @@ class RuleTables:
     Card-set forms (uint64): ``trump_set[trump]`` (4,) every trump; ``suit_set[trump, suit]`` (4, 4)
     the cards of each effective suit; ``point_sets[trump, k]`` (4, K) the point cards worth
     ``point_values[k]`` (K,) int16; ``low_set[trump]`` (4,) the 2 of trumps.
+
+    Trick tables, indexed ``[trump, led_card]`` with ``led_card`` 52 meaning "nobody has led":
+    ``follow_set`` (4, 53) uint64 the cards that follow the led card's effective suit (empty when
+    leading); ``trump_allowed`` (4, 53) uint64 the trumps a follower may play instead (all trumps on
+    a non-trump lead, none on a trump lead); ``beats`` (4, 53, 52) int8 the strength of each card in
+    a trick led by ``led_card``, -1 for cards that cannot win it (off-suit non-trumps).
     """
 
     has_pedros: bool
@@ -132,6 +142,9 @@ class RuleTables:
     point_values: np.ndarray
     point_sets: np.ndarray
     low_set: np.ndarray
+    follow_set: np.ndarray
+    trump_allowed: np.ndarray
+    beats: np.ndarray
 
     @staticmethod
     def build(variant: str) -> RuleTables:
@@ -161,7 +174,31 @@ class RuleTables:
         point_values = np.unique(points[points > 0]).astype(np.int16)
         point_sets = cards_to_bits(points[:, None, :] == point_values[None, :, None])
         low_set = CARD_BIT[low_card]
-        tables = (is_trump, effective_suit, trick_strength, points, low_card, trump_set, suit_set, point_values, point_sets, low_set)
+        follow_set = np.zeros((4, 53), dtype=np.uint64)
+        trump_allowed = np.zeros((4, 53), dtype=np.uint64)
+        beats = np.full((4, 53, 52), -1, dtype=np.int8)
+        for trump in range(4):
+            for led in range(52):
+                led_suit = effective_suit[trump, led]
+                follow_set[trump, led] = suit_set[trump, led_suit]
+                trump_allowed[trump, led] = NO_CARDS if is_trump[trump, led] else trump_set[trump]
+                can_win = is_trump[trump] | (effective_suit[trump] == led_suit)
+                beats[trump, led] = np.where(can_win, trick_strength[trump], -1)
+        tables = (
+            is_trump,
+            effective_suit,
+            trick_strength,
+            points,
+            low_card,
+            trump_set,
+            suit_set,
+            point_values,
+            point_sets,
+            low_set,
+            follow_set,
+            trump_allowed,
+            beats,
+        )
         for table in tables:
             table.setflags(write=False)
         return RuleTables(has_pedros, *tables)

@@ -54,15 +54,15 @@ class PedroConfig:
     six_card: bool = False
     """Deal 6 cards and skip discard and draw."""
     refill: str = "maker_sorted"
-    """How the stock refills hands: ``maker_sorted`` (maker takes the trumps first, face up), ``top``, ``dealer_robs``."""
+    """Stock refill: ``maker_sorted`` (the maker takes trumps first, face up), ``top``, ``dealer_robs``."""
     scoring: str = "difference"
-    """``difference`` (made: the side with more points scores the difference) or ``simple`` (each side scores its points)."""
+    """``difference`` (made: the side with more points scores the difference) or ``simple`` (each its points)."""
     low: str = "captured"
     """Low scores for the side that ``captured`` the 2 of trumps, or the side that ``held`` it when play began."""
     renege: str = "forbid"
     """``forbid`` (an illegal card raises) or ``penalty`` (accepted; the deal ends and the offenders are punished)."""
     reward: str = "points"
-    """``points``: at every deal's end, team score change minus the opponents', over the total points; ``win``: +1/-1 at the match's end."""
+    """``points``: each deal, team score change minus the opponents', over the total; ``win``: +1/-1 at match end."""
     episode: str = "match"
     """``match``: an episode is a whole match; ``deal``: every episode is one deal of a fresh match."""
     max_deals: int = 200
@@ -96,7 +96,12 @@ class PedroConfig:
 
 
 def _check_int(key: str, value: Any, low: int, high: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low or (high is not None and value > high):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < low
+        or (high is not None and value > high)
+    ):
         raise ConfigError(f"config key {key!r} = {value!r} is not allowed: allowed values are {ALLOWED_VALUES[key]}")
 
 
@@ -117,14 +122,45 @@ def make_config(config: PedroConfig | None = None, **overrides: Any) -> PedroCon
             # bools are ints in Python: keep True from passing for num_players=1 and 1 for six_card=True
             type_ok = isinstance(value, bool) == isinstance(allowed[0], bool)
             if not type_ok or value not in allowed:
-                raise ConfigError(f"config key {key!r} = {value!r} is not allowed: allowed values are {', '.join(map(repr, allowed))}")
+                raise ConfigError(
+                    f"config key {key!r} = {value!r} is not allowed: allowed values are {', '.join(map(repr, allowed))}"
+                )
     _check_int("target_score", values["target_score"], 1)
     _check_int("max_deals", values["max_deals"], 1)
     _check_int("min_bid", values["min_bid"], 1, VARIANT_TOTAL_POINTS[values["variant"]])
     for key in ("num_players", "target_score", "min_bid", "max_deals"):
         values[key] = int(values[key])
     if values["num_players"] == 3 and values["scoring"] != "simple":
-        raise ConfigError("config key 'scoring' = 'difference' is not allowed with num_players=3: three-player Pedro allows only 'simple'")
+        raise ConfigError(
+            "config key 'scoring' = 'difference' is not allowed with num_players=3: "
+            "three-player Pedro allows only 'simple'"
+        )
     if values["reward"] == "win" and values["episode"] == "deal":
-        raise ConfigError("config key 'reward' = 'win' needs episode='match': a one-deal episode has no match winner (allowed rewards with episode='deal': 'points')")
+        raise ConfigError(
+            "config key 'reward' = 'win' needs episode='match': a one-deal episode has no match winner "
+            "(allowed rewards with episode='deal': 'points')"
+        )
     return PedroConfig(**values)
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``'key=value'`` (command-line form) -> ``(key, value)`` typed like that config field.
+
+    Raises ConfigError for a missing ``=``, an unknown key (listing the known ones) or a value
+    that is not of the field's type; :func:`make_config` still checks the allowed values.
+    """
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    types = {field.name: type(field.default) for field in fields(PedroConfig)}
+    if not sep or key not in types:
+        raise ConfigError(f"expected KEY=VALUE with KEY one of {', '.join(types)}, got {text!r}")
+    if types[key] is bool:
+        if value.lower() not in ("true", "false", "1", "0"):
+            raise ConfigError(f"config key {key!r} takes true or false, got {value!r}")
+        return key, value.lower() in ("true", "1")
+    if types[key] is int:
+        try:
+            return key, int(value)
+        except ValueError:
+            raise ConfigError(f"config key {key!r} takes an int, got {value!r}") from None
+    return key, value

@@ -6,7 +6,7 @@ with four players ``2`` is my partner and ``3`` my right. Teams are relative: ``
 flags are 0/1 and counts are small integers; cast to float and multiply by
 :func:`observation_scale` to bring every entry into roughly [0, 1].
 
-Layout for ``n`` players, ``T`` teams and ``P`` total points (cinch, four players: 934 entries);
+Layout for ``n`` players, ``T`` teams and ``P`` total points (cinch, four players: 832 entries);
 offsets follow :func:`observation_pieces` in order. Card pieces are 52 entries in card-id order
 (card id = suit * 13 + rank, suits C D H S, ranks 2 .. A).
 
@@ -23,7 +23,7 @@ won                 T * 52       cards in the completed tricks each relative tea
 phase               4            one-hot: bid, trump, discard, play (all 0 once the episode is over)
 dealer              n            one-hot relative seat of the dealer
 bids                n * (P + 2)  per relative seat, one-hot of: not yet spoken, passed, bid 1 .. P
-maker               n            one-hot relative seat of the high bidder (0s before bidding ends)
+maker               n            one-hot relative seat of the high bidder so far (the maker once bidding ends)
 trump               4            one-hot trump suit C D H S (0s before it is named)
 done                n            relative seat has said done in the discard round
 drawn               n            count of cards each relative seat drew from the stock (robbed pack included)
@@ -33,7 +33,7 @@ robbing             1            the dealer is discarding down to 6 after robbin
 trick_leader        n            one-hot relative seat that led the current trick (0s outside play)
 tricks_done         1            count of completed tricks, 0..6
 points              T            count of the point values each relative team has captured this deal
-to_go               T            points each relative team still needs: clip(target - score, 0, 255)
+to_go               T            points each relative team still needs: clip(target - score, 0, min(2 * target, 255))
 target              1            min(target_score, 255)
 ==================  ===========  =====================================================================
 
@@ -50,22 +50,45 @@ from pedro_env.cards import CARD_BIT, NO_CARDS, RuleTables, bits_to_cards
 from pedro_env.config import PedroConfig
 from pedro_env.state import NUM_PHASES, PedroState
 
+# CARD_BIT with a 53rd entry 0 so that card -1 (no card) indexes the empty set
+CARD_BIT_OR_NONE = np.append(CARD_BIT, NO_CARDS)
+
 MAX_COUNT = 255
 
 
 def card_pieces(config: PedroConfig) -> list[tuple[str, int]]:
     """The card-set pieces, ``(name, number of 52-card sets)``, in layout order."""
     n, teams = config.num_players, config.num_teams
-    return [("hand", 1), ("open_draws", 1), ("discards", n), ("set_aside", 1), ("played", n), ("trick", 1), ("won", teams)]
+    return [
+        ("hand", 1),
+        ("open_draws", 1),
+        ("discards", n),
+        ("set_aside", 1),
+        ("played", n),
+        ("trick", 1),
+        ("won", teams),
+    ]
 
 
 def observation_pieces(config: PedroConfig) -> list[tuple[str, int]]:
     """``[(name, size), ...]`` in layout order; see the module docstring for meanings."""
     n, teams, total = config.num_players, config.num_teams, config.total_points
     return [(name, sets * 52) for name, sets in card_pieces(config)] + [
-        ("phase", NUM_PHASES), ("dealer", n), ("bids", n * (total + 2)), ("maker", n), ("trump", 4), ("done", n),
-        ("drawn", n), ("hand_sizes", n), ("stock_left", 1), ("robbing", 1), ("trick_leader", n), ("tricks_done", 1),
-        ("points", teams), ("to_go", teams), ("target", 1),
+        ("phase", NUM_PHASES),
+        ("dealer", n),
+        ("bids", n * (total + 2)),
+        ("maker", n),
+        ("trump", 4),
+        ("done", n),
+        ("drawn", n),
+        ("hand_sizes", n),
+        ("stock_left", 1),
+        ("robbing", 1),
+        ("trick_leader", n),
+        ("tricks_done", 1),
+        ("points", teams),
+        ("to_go", teams),
+        ("target", 1),
     ]
 
 
@@ -87,13 +110,32 @@ def full_state_size(config: PedroConfig) -> int:
     return observation_size(config) + config.num_players * 52 + 52
 
 
+def to_go_cap(config: PedroConfig) -> int:
+    """Largest ``to_go`` value: a team twice the target away reads as that far (keeps entries within uint8)."""
+    return min(2 * config.target_score, MAX_COUNT)
+
+
 def observation_scale(config: PedroConfig) -> np.ndarray:
-    """(D,) float32 multipliers that bring counts into about [0, 1] (flags keep 1)."""
+    """(D,) float32 multipliers that bring every entry into [0, 1] (flags keep 1).
+
+    Counts are divided by their largest possible value under the config: a robbing dealer holds
+    and draws up to the whole stock, a player otherwise draws at most 6.
+    """
     scale = np.ones(observation_size(config), dtype=np.float32)
     offsets = observation_offsets(config)
-    for name, divisor in (("drawn", 8), ("hand_sizes", 9), ("stock_left", config.stock_size), ("tricks_done", 6),
-                          ("points", config.total_points), ("to_go", config.target_score), ("target", 100)):
-        scale[offsets[name]] = 1.0 / divisor
+    robs = config.refill == "dealer_robs" and not config.six_card
+    most_drawn = config.stock_size if robs else 6
+    most_held = config.hand_size + (config.stock_size if robs else 0)
+    for name, largest in (
+        ("drawn", most_drawn),
+        ("hand_sizes", most_held),
+        ("stock_left", config.stock_size),
+        ("tricks_done", 6),
+        ("points", config.total_points),
+        ("to_go", to_go_cap(config)),
+        ("target", min(config.target_score, MAX_COUNT)),
+    ):
+        scale[offsets[name]] = 1.0 / largest
     return scale
 
 
@@ -118,7 +160,19 @@ class ObservationEncoder:
         self.relative_seat = (seats[None, :] - seats[:, None]) % n
         team_of_seat = config.team_of_seat.astype(np.intp)
         self.team_rotation = (team_of_seat[:, None] + np.arange(teams)[None, :]) % teams  # (n viewers, T)
-        self.point_values = [int(v) for v in tables.point_values]
+        # one-hot offsets: phase -> entry (OVER -> the sink, overwritten last); trump 0..3 -> entry, -1 -> sink
+        sink = self.offsets["target"].start
+        self.phase_offset = np.array(
+            [self.offsets["phase"].start + p for p in range(NUM_PHASES)] + [sink], dtype=np.intp
+        )
+        self.trump_offset = np.array([self.offsets["trump"].start + t for t in range(4)] + [sink], dtype=np.intp)
+        # relative_seat_or_sink[viewer, seat] for seat 0..n-1, and [viewer, n] (= index -1) a value >= sink - start
+        self.relative_seat_or_sink = np.concatenate([self.relative_seat, np.full((n, 1), sink, dtype=np.intp)], axis=1)
+        bid_width = config.total_points + 2
+        self.bid_offset = self.offsets["bids"].start + np.arange(n) * bid_width + 1  # + bid (-1 not yet, 0 pass, k)
+        self.point_values_u8 = tables.point_values.astype(np.uint8)
+        self.to_go_cap = to_go_cap(config)
+        self.many_point_values = len(tables.point_values) > 1 or int(tables.point_values[0]) != 1
         self._row_bases: dict[tuple[int, int], np.ndarray] = {}
 
     def _row_base(self, batch: int, width: int) -> np.ndarray:
@@ -132,71 +186,76 @@ class ObservationEncoder:
         """(B, D) uint8 observations of ``viewer`` (B,) seats."""
         config, o = self.config, self.offsets
         b, n, teams = state.batch_size, config.num_players, config.num_teams
-        viewer = np.asarray(viewer).astype(np.intp)
+        viewer = np.asarray(viewer, dtype=np.intp)
         seat_index = self.seat_rotation.take(viewer, axis=0) + self._row_base(b, n)  # (B, n) flat into (B, n) fields
-        team_index = self.team_rotation.take(viewer, axis=0) + self._row_base(b, teams)  # (B, T) flat into (B, T) fields
-
-        def by_seat(field: np.ndarray) -> np.ndarray:
-            return field.reshape(-1).take(seat_index)
-
-        sets = np.empty((b, self.card_sets), dtype=np.uint64)
-        sets[:, 0] = state.hands.reshape(-1).take(seat_index[:, 0])
-        sets[:, 1] = state.open_draws
-        sets[:, 2 : 2 + n] = by_seat(state.discards)
-        sets[:, 2 + n] = state.set_aside
-        sets[:, 3 + n : 3 + 2 * n] = by_seat(state.played)
-        trick_set = np.zeros(b, dtype=np.uint64)
-        for seat in range(n):
-            card = state.trick[:, seat]
-            trick_set |= np.where(card >= 0, CARD_BIT.take(card, mode="wrap"), NO_CARDS)
-        sets[:, 3 + 2 * n] = trick_set
+        team_index = self.team_rotation.take(viewer, axis=0) + self._row_base(
+            b, teams
+        )  # (B, T) flat into (B, T) fields
         won = state.won.reshape(-1).take(team_index)  # (B, T)
-        sets[:, 4 + 2 * n :] = won
+        trick_set = np.bitwise_or.reduce(CARD_BIT_OR_NONE.take(state.trick), axis=1)
+        sets = np.concatenate(
+            [
+                state.hands.reshape(-1).take(seat_index[:, :1]),
+                state.open_draws[:, None],
+                state.discards.reshape(-1).take(seat_index),
+                state.set_aside[:, None],
+                state.played.reshape(-1).take(seat_index),
+                trick_set[:, None],
+                won,
+            ],
+            axis=1,
+        )  # (B, card sets) in card_pieces order
 
         out = np.empty((b, self.size), dtype=np.uint8)
-        out[:, : self.card_end].reshape(b, self.card_sets, 52)[:] = bits_to_cards(sets)
+        bits = np.unpackbits(sets.view(np.uint8).reshape(b, self.card_sets, 8), axis=2, bitorder="little")
+        out[:, : self.card_end].reshape(b, self.card_sets, 52)[:] = bits[:, :, :52]
         out[:, self.card_end :] = 0
-        flat_out = out.reshape(-1)
-        row_base = self._row_base(b, self.size)[:, 0]
 
-        def one_hot(start: int, index: np.ndarray, present: np.ndarray | None = None) -> None:
-            """out[b, start + index[b]] = 1 (where present)."""
-            positions = row_base + start + index
-            flat_out[positions if present is None else positions[present]] = 1
+        # one-hot pieces: each game's positions of (phase, dealer, maker, trump, trick leader, bids) at once;
+        # an absent one (no maker yet, ...) points at the target entry, which is written last
+        sink = o["target"].start
+        relative = self.relative_seat_or_sink.take(viewer, axis=0)  # (B, n + 1): [seat] -> relative, [-1] -> sink
+        rows = np.arange(b)[:, None]
+        hot = np.empty((b, 5 + n), dtype=np.intp)
+        hot[:, 0] = self.phase_offset.take(state.phase)
+        hot[:, 1] = relative[rows[:, 0], state.dealer] + o["dealer"].start
+        hot[:, 2] = relative[rows[:, 0], state.maker] + o["maker"].start
+        hot[:, 3] = self.trump_offset.take(state.trump, mode="wrap")
+        hot[:, 4] = relative[rows[:, 0], state.trick_leader] + o["trick_leader"].start
+        hot[:, 5:] = state.bids.reshape(-1).take(seat_index) + self.bid_offset  # (B, n)
+        hot[:, 1:3] = np.minimum(hot[:, 1:3], sink)
+        hot[:, 4] = np.minimum(hot[:, 4], sink)
+        out.reshape(-1)[hot + self._row_base(b, self.size)] = 1
 
-        def relative(seat: np.ndarray) -> np.ndarray:
-            return self.relative_seat.reshape(-1).take(viewer * n + seat, mode="wrap")
-
-        one_hot(o["phase"].start, state.phase.astype(np.intp), state.phase < NUM_PHASES)
-        one_hot(o["dealer"].start, relative(state.dealer))
-        bid_width = config.total_points + 2
-        bid_code = by_seat(state.bids).astype(np.intp) + 1  # (B, n): 0 not yet, 1 pass, k+1 bid k
-        flat_out[(row_base + o["bids"].start)[:, None] + np.arange(n) * bid_width + bid_code] = 1
-        one_hot(o["maker"].start, relative(state.maker), state.maker >= 0)
-        one_hot(o["trump"].start, state.trump.astype(np.intp), state.trump >= 0)
-        one_hot(o["trick_leader"].start, relative(state.trick_leader), state.trick_leader >= 0)
-        out[:, o["done"]] = by_seat(state.done)
-        out[:, o["drawn"]] = by_seat(state.drawn)
-        out[:, o["hand_sizes"]] = np.bitwise_count(by_seat(state.hands))
+        small = np.concatenate(
+            [
+                state.done.reshape(-1).take(seat_index),
+                state.drawn.reshape(-1).take(seat_index),
+                np.bitwise_count(state.hands.reshape(-1).take(seat_index)),
+            ],
+            axis=1,
+            dtype=np.uint8,
+            casting="unsafe",
+        )  # done, drawn, hand_sizes: adjacent pieces
+        out[:, o["done"].start : o["hand_sizes"].stop] = small
         out[:, o["stock_left"].start] = state.in_stock.view(np.uint8).sum(axis=1, dtype=np.uint8)
         out[:, o["robbing"].start] = state.robbing
         out[:, o["tricks_done"].start] = state.tricks_done
-        point_sets = self.tables.point_sets.take(np.maximum(state.trump, 0), axis=0)  # (B, K); nothing is won before trumps
-        points = np.zeros((b, teams), dtype=np.uint8)
-        for k, value in enumerate(self.point_values):
-            points += np.bitwise_count(won & point_sets[:, k : k + 1]) * np.uint8(value)
-        out[:, o["points"]] = points
+        point_sets = self.tables.point_sets.take(
+            state.trump, axis=0, mode="wrap"
+        )  # (B, K); nothing is won before trumps
+        counts = np.bitwise_count(won[:, :, None] & point_sets[:, None, :])  # (B, T, K)
+        out[:, o["points"]] = counts @ self.point_values_u8 if self.many_point_values else counts[:, :, 0]
         to_go = config.target_score - state.scores.reshape(-1).take(team_index)
-        out[:, o["to_go"]] = np.clip(to_go, 0, MAX_COUNT)
-        out[:, o["target"].start] = min(config.target_score, MAX_COUNT)
+        out[:, o["to_go"]] = np.minimum(np.maximum(to_go, 0), self.to_go_cap)  # np.clip costs 10x more on small arrays
+        out[:, sink] = min(config.target_score, MAX_COUNT)
         return out
 
     def encode_full_state(self, state: PedroState, viewer: np.ndarray) -> np.ndarray:
         """(B, D + n*52 + 52) uint8: the observation, every relative seat's hand, the unseen cards of the stock."""
         b, n = state.batch_size, self.config.num_players
-        viewer = np.asarray(viewer).astype(np.intp)
-        seat_order = (viewer[:, None] + self.seat_steps[None, :]) % n
-        hands = state.hands[np.arange(b)[:, None], seat_order]  # (B, n)
+        viewer = np.asarray(viewer, dtype=np.intp)
+        hands = state.hands.reshape(-1).take(self.seat_rotation.take(viewer, axis=0) + self._row_base(b, n))  # (B, n)
         stock = np.bitwise_or.reduce(np.where(state.in_stock, CARD_BIT[state.stock], NO_CARDS), axis=1)
         hidden = bits_to_cards(np.concatenate([hands, stock[:, None]], axis=1)).reshape(b, -1)
         return np.concatenate([self.encode(state, viewer), hidden.view(np.uint8)], axis=1)

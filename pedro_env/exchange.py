@@ -5,7 +5,7 @@ Functions take the state and ``games``, an index array into the batch, and updat
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -52,18 +52,21 @@ def apply_discard_phase(
     n = config.num_players
     seats = state.actor[games]
     finished = actions == DONE_ACTION
-    discarding = ~finished
-    d_games, d_seats = games[discarding], seats[discarding]
-    card_bits = CARD_BIT[actions[discarding] - DISCARD_OFFSET]
-    state.hands[d_games, d_seats] &= ~card_bits
-    state.discards[d_games, d_seats] |= card_bits
+    if not finished.all():
+        discarding = ~finished
+        d_games, d_seats = games[discarding], seats[discarding]
+        card_bits = CARD_BIT[actions[discarding] - DISCARD_OFFSET]
+        state.hands[d_games, d_seats] &= ~card_bits
+        state.discards[d_games, d_seats] |= card_bits
+    if not finished.any():
+        return
 
     f_games, f_seats = games[finished], seats[finished]
     robbed = state.robbing[f_games]
-    state.robbing[f_games[robbed]] = False
-    start_play(state, f_games[robbed])
-
-    f_games, f_seats = f_games[~robbed], f_seats[~robbed]
+    if robbed.any():  # the robbing dealer is down to 6: play begins
+        state.robbing[f_games[robbed]] = False
+        start_play(state, f_games[robbed])
+        f_games, f_seats = f_games[~robbed], f_seats[~robbed]
     state.done[f_games, f_seats] = True
     next_seats = (f_seats + 1) % n
     dealer = state.dealer[f_games]
@@ -107,7 +110,9 @@ def _refill(state: PedroState, games: np.ndarray, config: PedroConfig, tables: R
         _take_into_hand(state, games, seats, stock, taken)
 
 
-def _take_into_hand(state: PedroState, games: np.ndarray, seats: np.ndarray, stock: np.ndarray, taken: np.ndarray) -> None:
+def _take_into_hand(
+    state: PedroState, games: np.ndarray, seats: np.ndarray, stock: np.ndarray, taken: np.ndarray
+) -> None:
     """Move stock positions ``taken`` (k, S) bool of each game into the hand of that game's seat in ``seats``."""
     state.hands[games, seats] |= _stock_set(stock, taken)
     state.in_stock[games] &= ~taken

@@ -6,9 +6,15 @@ import numpy as np
 
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, set_to_list
 from pedro_env.config import PedroConfig
-from pedro_env.state import NOT_BID, PASS, Phase, PedroState
+from pedro_env.state import NOT_BID, PASS, PedroState, Phase
 
-PHASE_NAMES = {Phase.BID: "bidding", Phase.TRUMP: "naming trumps", Phase.DISCARD: "discard and draw", Phase.PLAY: "play", Phase.OVER: "over"}
+PHASE_NAMES = {
+    Phase.BID: "bidding",
+    Phase.TRUMP: "naming trumps",
+    Phase.DISCARD: "discard and draw",
+    Phase.PLAY: "play",
+    Phase.OVER: "over",
+}
 
 
 def _sorted_hand(cards: np.ndarray, trump: int, tables: RuleTables) -> str:
@@ -19,7 +25,10 @@ def _sorted_hand(cards: np.ndarray, trump: int, tables: RuleTables) -> str:
         order = sorted(cards, key=lambda c: (-(c // 13), -(c % 13)))
         return " ".join(CARD_NAMES[c] for c in order)
     is_trump = tables.is_trump[trump]
-    order = sorted(cards, key=lambda c: (not is_trump[c], -int(tables.effective_suit[trump, c]), -int(tables.trick_strength[trump, c])))
+    order = sorted(
+        cards,
+        key=lambda c: (not is_trump[c], -int(tables.effective_suit[trump, c]), -int(tables.trick_strength[trump, c])),
+    )
     return " ".join(CARD_NAMES[c] + ("*" if is_trump[c] else "") for c in order)
 
 
@@ -48,7 +57,10 @@ def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: 
             bid_words.append(f"P{seat} " + ("pass" if bid == PASS else f"bid {bid}"))
     lines.append("Bids: " + (", ".join(bid_words) or "-"))
     if state.maker[game] >= 0 and phase != Phase.BID:
-        lines.append(f"Maker: P{int(state.maker[game])} for {int(state.high_bid[game])}, trumps: " + (SUITS[trump] if trump >= 0 else "not named yet"))
+        lines.append(
+            f"Maker: P{int(state.maker[game])} for {int(state.high_bid[game])}, trumps: "
+            + (SUITS[trump] if trump >= 0 else "not named yet")
+        )
     for seat in range(n):
         cards = np.array(set_to_list(state.hands[game, seat]), dtype=int)
         shown = _sorted_hand(cards, trump, tables) if viewer in (None, seat) else f"{cards.size} cards"
@@ -61,13 +73,19 @@ def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: 
         if state.drawn[game, seat]:
             marks.append(f"drew {int(state.drawn[game, seat])}")
         turn = ">" if phase != Phase.OVER and seat == state.actor[game] else " "
-        lines.append(f"{turn} P{seat} [{_team_name(config, int(config.team_of_seat[seat]))}] {shown}" + (f"  ({'; '.join(marks)})" if marks else ""))
+        lines.append(
+            f"{turn} P{seat} [{_team_name(config, int(config.team_of_seat[seat]))}] {shown}"
+            + (f"  ({'; '.join(marks)})" if marks else "")
+        )
     set_aside = set_to_list(state.set_aside[game])
     if set_aside:
         lines.append("Trumps set aside: " + " ".join(CARD_NAMES[c] for c in set_aside))
     if phase == Phase.PLAY:
         leader = int(state.trick_leader[game])
-        played = [f"P{(leader + k) % n} {CARD_NAMES[int(state.trick[game, (leader + k) % n])]}" for k in range(int(state.trick_size[game]))]
+        played = [
+            f"P{(leader + k) % n} {CARD_NAMES[int(state.trick[game, (leader + k) % n])]}"
+            for k in range(int(state.trick_size[game]))
+        ]
         lines.append(f"Trick {int(state.tricks_done[game]) + 1}, led by P{leader}: " + (", ".join(played) or "-"))
         if state.last_trick_winner[game] >= 0:
             winner = int(state.last_trick_winner[game])

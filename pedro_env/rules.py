@@ -9,7 +9,7 @@ only on its own seed and a batch plays exactly like the same games one by one.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -22,10 +22,10 @@ from pedro_env.actions import (
     PLAY_OFFSET,
     TRUMP_OFFSET,
 )
-from pedro_env.cards import CARD_BIT, MAX_TOTAL_POINTS, NO_CARDS, RuleTables, bits_to_cards
+from pedro_env.cards import CARD_BIT, MAX_TOTAL_POINTS, NO_CARDS, RuleTables
 from pedro_env.config import PedroConfig
 from pedro_env.scoring import deal_points, match_winner, score_deal, score_renege
-from pedro_env.state import BID, DISCARD, NOT_BID, OVER, PLAY, TRUMP, PedroState
+from pedro_env.state import BID, DISCARD, NOT_BID, NUM_PHASES, OVER, PLAY, TRUMP, PedroState
 from pedro_env.tricks import legal_plays, trick_winner
 
 DeckSource = Callable[[PedroState, np.ndarray], np.ndarray]
@@ -128,12 +128,17 @@ def new_match(
     state.scores[games] = 0
     state.deal_index[games] = 0
     state.winner[games] = -1
-    state.dealer[games] = hashed_dealers(state.seed[games], state.match_index[games], config.num_players) if dealers is None else dealers
+    state.dealer[games] = (
+        hashed_dealers(state.seed[games], state.match_index[games], config.num_players) if dealers is None else dealers
+    )
     start_deal(state, games, config, deck_source)
 
 
 def initial_state(
-    config: PedroConfig, seeds: np.ndarray, deck_source: DeckSource = seed_deck_source, dealers: np.ndarray | None = None
+    config: PedroConfig,
+    seeds: np.ndarray,
+    deck_source: DeckSource = seed_deck_source,
+    dealers: np.ndarray | None = None,
 ) -> PedroState:
     """A batch of fresh matches, one per seed (uint64-convertible ints)."""
     seeds = np.asarray(seeds, dtype=np.uint64).reshape(-1)
@@ -146,41 +151,66 @@ def initial_state(
 # ---------------------------------------------------------------- legal actions
 
 
+def games_by_phase(phase: np.ndarray) -> list[np.ndarray | None]:
+    """For each acting phase BID..PLAY, the index array of the games in it (None when there are none)."""
+    b = phase.shape[0]
+    counts = np.bincount(phase, minlength=NUM_PHASES + 1).tolist()
+    return [
+        _every_game(b) if count == b else np.flatnonzero(phase == p) if count else None
+        for p, count in enumerate(counts[:NUM_PHASES])
+    ]
+
+
 def legal_action_mask(state: PedroState, config: PedroConfig, tables: RuleTables) -> np.ndarray:
     """(B, 133) bool: the actor's legal actions in every game (all False where the phase is OVER)."""
     b = state.batch_size
-    phase = state.phase
     mask = np.zeros((b, NUM_ACTIONS), dtype=bool)
+    bidding, naming, discarding, playing = games_by_phase(state.phase)
 
-    bidding = np.flatnonzero(phase == BID)
-    if bidding.size:
-        bid_values = np.arange(1, MAX_TOTAL_POINTS + 1)
-        bid_range = (bid_values >= config.min_bid) & (bid_values <= config.total_points)
-        mask[bidding, 1 : MAX_TOTAL_POINTS + 1] = bid_range[None, :] & (bid_values[None, :] > state.high_bid[bidding, None])
-        actor = state.actor[bidding]
-        dealer_must_bid = (config.all_pass == "dealer_forced") & (actor == state.dealer[bidding]) & (state.high_bid[bidding] == 0)
-        mask[bidding, PASS_ACTION] = ~dealer_must_bid
+    if bidding is not None:
+        bid_allowed = _bid_allowed(config)
+        mask[bidding, : MAX_TOTAL_POINTS + 1] = bid_allowed[state.high_bid[bidding]]  # pass and bids above the high bid
+        if config.all_pass == "dealer_forced":
+            dealer_must_bid = (state.actor[bidding] == state.dealer[bidding]) & (state.high_bid[bidding] == 0)
+            mask[bidding[dealer_must_bid], PASS_ACTION] = False
+    if naming is not None:
+        mask[naming, TRUMP_OFFSET : TRUMP_OFFSET + 4] = True
 
-    mask[:, TRUMP_OFFSET : TRUMP_OFFSET + 4] = (phase == TRUMP)[:, None]
-
-    # card actions: build the legal card set of every game, then unpack the bits once
+    if discarding is None and playing is None:
+        return mask
+    # card actions: the legal card set of every game, unpacked to 52 flags once
     card_sets = np.zeros((b, 2), dtype=np.uint64)  # column 0 discards, column 1 plays
-    discarding = np.flatnonzero(phase == DISCARD)
-    if discarding.size:
+    if discarding is not None:
         hand = state.hands[discarding, state.actor[discarding]]
         card_sets[discarding, 0] = np.where(exchange.discard_allowed(state, discarding), hand, NO_CARDS)
         mask[discarding, DONE_ACTION] = exchange.done_allowed(state, discarding)
-    playing = np.flatnonzero(phase == PLAY)
-    if playing.size:
+    if playing is not None:
         hand = state.hands[playing, state.actor[playing]]
-        led_card = state.trick[playing, state.trick_leader[playing]]
-        leading = state.trick_size[playing] == 0
-        card_sets[playing, 1] = legal_plays(hand, state.trump[playing], led_card, leading, tables)
-    if discarding.size or playing.size:
-        cards = bits_to_cards(card_sets)  # (B, 2, 52)
-        mask[:, DISCARD_OFFSET:DONE_ACTION] = cards[:, 0]
-        mask[:, PLAY_OFFSET:] = cards[:, 1]
+        led_card = state.trick[playing, state.trick_leader[playing]]  # -1 while leading
+        card_sets[playing, 1] = legal_plays(hand, state.trump[playing], led_card, tables)
+    cards = np.unpackbits(card_sets.view(np.uint8), axis=1, bitorder="little").view(bool)  # (B, 128)
+    mask[:, DISCARD_OFFSET:DONE_ACTION] = cards[:, :52]
+    mask[:, PLAY_OFFSET:] = cards[:, 64:116]
     return mask
+
+
+_BID_ALLOWED: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _bid_allowed(config: PedroConfig) -> np.ndarray:
+    """(MAX_TOTAL_POINTS + 1, 1 + MAX_TOTAL_POINTS) bool: [high bid] -> legal pass and bid actions."""
+    key = (config.min_bid, config.total_points)
+    if key not in _BID_ALLOWED:
+        values = np.arange(MAX_TOTAL_POINTS + 1)
+        table = (
+            (values[None, :] > values[:, None])
+            & (values[None, :] >= config.min_bid)
+            & (values[None, :] <= config.total_points)
+        )
+        table[:, PASS_ACTION] = True
+        table.setflags(write=False)
+        _BID_ALLOWED[key] = table
+    return _BID_ALLOWED[key]
 
 
 # ---------------------------------------------------------------- phases
@@ -220,14 +250,16 @@ def _start_play(state: PedroState, games: np.ndarray, config: PedroConfig, table
     state.low_team[games] = np.where(holds_low.any(axis=1), holder_team, -1)
 
 
-def _apply_plays(state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig, tables: RuleTables) -> None:
+def _apply_plays(
+    state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig, tables: RuleTables
+) -> None:
     n = config.num_players
     seats = state.actor[games]
     cards = actions - PLAY_OFFSET
     if config.renege == "penalty":
         led_card = state.trick[games, state.trick_leader[games]]
         hand = state.hands[games, seats]
-        legal = legal_plays(hand, state.trump[games], led_card, state.trick_size[games] == 0, tables)
+        legal = legal_plays(hand, state.trump[games], led_card, tables)
         reneged = (legal & CARD_BIT[cards]) == 0
         offenders = games[reneged]
         state.deal_over[offenders] = True
@@ -259,7 +291,9 @@ def _apply_plays(state: PedroState, games: np.ndarray, actions: np.ndarray, conf
 # ---------------------------------------------------------------- end of a deal
 
 
-def _finish_deals(state: PedroState, games: np.ndarray, config: PedroConfig, tables: RuleTables, deck_source: DeckSource) -> None:
+def _finish_deals(
+    state: PedroState, games: np.ndarray, config: PedroConfig, tables: RuleTables, deck_source: DeckSource
+) -> None:
     """Score the deals that ended in ``games`` (or record them thrown in), decide matches, deal again."""
     thrown_in = state.last_redeal[games]
     state.last_maker[games] = np.where(thrown_in, -1, state.maker[games])
@@ -274,12 +308,16 @@ def _finish_deals(state: PedroState, games: np.ndarray, config: PedroConfig, tab
     if scored.size:
         maker_team = config.team_of_seat[state.maker[scored]]
         bid = state.high_bid[scored].astype(np.int32)
-        points = deal_points(state.won[scored], state.trump[scored], state.low_team[scored], tables, config.low == "held")
+        points = deal_points(
+            state.won[scored], state.trump[scored], state.low_team[scored], tables, config.low == "held"
+        )
         made, delta = score_deal(points, maker_team, bid, config.scoring)
         renege_team = state.last_renege[scored]
         if config.renege == "penalty":
             reneged = renege_team >= 0
-            renege_made, renege_delta = score_renege(renege_team, maker_team, bid, config.num_teams, config.total_points)
+            renege_made, renege_delta = score_renege(
+                renege_team, maker_team, bid, config.num_teams, config.total_points
+            )
             made = np.where(reneged, renege_made, made)
             delta = np.where(reneged[:, None], renege_delta, delta)
         state.scores[scored] += delta
@@ -303,6 +341,7 @@ def _finish_deals(state: PedroState, games: np.ndarray, config: PedroConfig, tab
     state.terminated[games[won | (one_deal & ~truncated)]] = True
     state.truncated[games[truncated]] = True
     state.phase[games[over]] = OVER
+    state.trick_leader[games[over]] = -1  # no trick follows
 
     going_on = games[~over]
     state.deal_index[going_on] += 1
@@ -334,36 +373,47 @@ def rule_tables(config: PedroConfig) -> RuleTables:
     return _tables_for(config)
 
 
-def step(state: PedroState, actions: np.ndarray, config: PedroConfig, deck_source: DeckSource = seed_deck_source) -> None:
+def step(
+    state: PedroState, actions: np.ndarray, config: PedroConfig, deck_source: DeckSource = seed_deck_source
+) -> None:
     """Apply one action per game, in place. Actions must be legal (see :func:`legal_action_mask`);
     with ``renege="penalty"`` a play of a held card outside the legal set is a renege. Games whose
     phase is OVER ignore their action. Afterwards ``rewards``, ``deal_over``, ``terminated`` and
     ``truncated`` describe this step, and the ``last_*`` fields any deal that ended in it."""
     tables = _tables_for(config)
     actions = np.asarray(actions).astype(np.int16)
-    state.rewards[:] = 0.0
-    state.deal_over[:] = False
-    state.last_redeal[:] = False
-    state.last_renege[:] = -1
-    state.terminated[:] = False
-    state.truncated[:] = False
-    phase = state.phase.copy()  # handlers move games to later phases; each game acts once
+    if state.deal_over.any():  # clear what the previous step's deal endings reported
+        state.rewards[:] = 0.0
+        state.deal_over[:] = False
+        state.last_redeal[:] = False
+        state.last_renege[:] = -1
+        state.terminated[:] = False
+        state.truncated[:] = False
+    games_in = games_by_phase(state.phase)  # found before any handler moves games on: each game acts once
 
-    games = np.flatnonzero(phase == BID)
-    if games.size:
-        _apply_bids(state, games, actions[games], config)
-    games = np.flatnonzero(phase == TRUMP)
-    if games.size:
-        _apply_trumps(state, games, actions[games], config)
-    games = np.flatnonzero(phase == DISCARD)
-    if games.size:
+    if games_in[BID] is not None:
+        _apply_bids(state, games_in[BID], actions[games_in[BID]], config)
+    if games_in[TRUMP] is not None:
+        _apply_trumps(state, games_in[TRUMP], actions[games_in[TRUMP]], config)
+    if games_in[DISCARD] is not None:
+        games = games_in[DISCARD]
         exchange.apply_discard_phase(
             state, games, actions[games], config, tables, lambda s, g: _start_play(s, g, config, tables)
         )
-    games = np.flatnonzero(phase == PLAY)
-    if games.size:
-        _apply_plays(state, games, actions[games], config, tables)
+    if games_in[PLAY] is not None:
+        _apply_plays(state, games_in[PLAY], actions[games_in[PLAY]], config, tables)
 
-    ended = np.flatnonzero(state.deal_over)
-    if ended.size:
-        _finish_deals(state, ended, config, tables, deck_source)
+    if state.deal_over.any():
+        _finish_deals(state, np.flatnonzero(state.deal_over), config, tables, deck_source)
+
+
+_EVERY_GAME: dict[int, np.ndarray] = {}
+
+
+def _every_game(batch_size: int) -> np.ndarray:
+    """arange(batch_size), cached (read-only)."""
+    if batch_size not in _EVERY_GAME:
+        games = np.arange(batch_size)
+        games.setflags(write=False)
+        _EVERY_GAME[batch_size] = games
+    return _EVERY_GAME[batch_size]

@@ -10,7 +10,9 @@ import numpy as np
 from pedro_env.cards import RuleTables
 
 
-def deal_points(won: np.ndarray, trump: np.ndarray, low_team: np.ndarray, tables: RuleTables, low_held: bool) -> np.ndarray:
+def deal_points(
+    won: np.ndarray, trump: np.ndarray, low_team: np.ndarray, tables: RuleTables, low_held: bool
+) -> np.ndarray:
     """Points each team took, (B, T) int16.
 
     won (B, T) uint64 cards in the tricks each team won; trump (B,) suit; low_team (B,) team holding
@@ -25,7 +27,9 @@ def deal_points(won: np.ndarray, trump: np.ndarray, low_team: np.ndarray, tables
     return points
 
 
-def score_deal(points: np.ndarray, maker_team: np.ndarray, bid: np.ndarray, scoring: str) -> tuple[np.ndarray, np.ndarray]:
+def score_deal(
+    points: np.ndarray, maker_team: np.ndarray, bid: np.ndarray, scoring: str
+) -> tuple[np.ndarray, np.ndarray]:
     """(made (B,) bool, delta (B, T) int32) of scored deals.
 
     ``difference`` (two teams): made, the team with more points scores the difference, the other 0;
@@ -45,7 +49,9 @@ def score_deal(points: np.ndarray, maker_team: np.ndarray, bid: np.ndarray, scor
     return made, delta
 
 
-def score_renege(offender_team: np.ndarray, maker_team: np.ndarray, bid: np.ndarray, num_teams: int, total_points: int) -> tuple[np.ndarray, np.ndarray]:
+def score_renege(
+    offender_team: np.ndarray, maker_team: np.ndarray, bid: np.ndarray, num_teams: int, total_points: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(made, delta) of a deal ended by a renege: the offenders score 0 (minus the bid if they are
     the maker's team), every other team scores the variant's total; made = the offenders are not the maker's team."""
     teams = np.arange(num_teams)

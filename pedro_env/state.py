@@ -2,7 +2,8 @@
 
 Seats are absolute (``0 .. n-1`` clockwise); teams are ``seat % num_teams``. Cards are ids ``0 .. 51``
 and sets of cards are ``uint64`` bit sets (see :mod:`pedro_env.cards`). ``n`` = players,
-``T`` = teams, ``S`` = stock size of the config. The engine (:mod:`pedro_env.rules`) updates a state in place; :meth:`PedroState.copy` snapshots one.
+``T`` = teams, ``S`` = stock size of the config. The engine (:mod:`pedro_env.rules`) updates a state in
+place; :meth:`PedroState.copy` snapshots one.
 """
 
 from __future__ import annotations
@@ -108,19 +109,50 @@ class PedroState:
         def z(shape: tuple[int, ...], dtype: type) -> np.ndarray:
             return np.zeros((b, *shape), dtype=dtype)
 
-        return PedroState(
-            seed=z((), np.uint64), match_index=z((), np.int64), deal_index=z((), np.int32),
-            phase=z((), np.int8), actor=z((), np.int8), dealer=z((), np.int8),
-            hands=z((n,), np.uint64), stock=z((stock,), np.int8), in_stock=z((stock,), bool),
-            bids=z((n,), np.int8), high_bid=z((), np.int8), maker=z((), np.int8), trump=z((), np.int8),
-            discards=z((n,), np.uint64), done=z((n,), bool), drawn=z((n,), np.int8),
-            open_draws=z((), np.uint64), set_aside=z((), np.uint64), robbing=z((), bool),
-            trick=z((n,), np.int8), trick_leader=z((), np.int8), trick_size=z((), np.int8),
-            tricks_done=z((), np.int8), last_trick=z((n,), np.int8), last_trick_winner=z((), np.int8),
-            played=z((n,), np.uint64), won=z((teams,), np.uint64), low_team=z((), np.int8),
+        state = PedroState(
+            seed=z((), np.uint64),
+            match_index=z((), np.int64),
+            deal_index=z((), np.int32),
+            phase=z((), np.int8),
+            actor=z((), np.int8),
+            dealer=z((), np.int8),
+            hands=z((n,), np.uint64),
+            stock=z((stock,), np.int8),
+            in_stock=z((stock,), bool),
+            bids=z((n,), np.int8),
+            high_bid=z((), np.int8),
+            maker=z((), np.int8),
+            trump=z((), np.int8),
+            discards=z((n,), np.uint64),
+            done=z((n,), bool),
+            drawn=z((n,), np.int8),
+            open_draws=z((), np.uint64),
+            set_aside=z((), np.uint64),
+            robbing=z((), bool),
+            trick=z((n,), np.int8),
+            trick_leader=z((), np.int8),
+            trick_size=z((), np.int8),
+            tricks_done=z((), np.int8),
+            last_trick=z((n,), np.int8),
+            last_trick_winner=z((), np.int8),
+            played=z((n,), np.uint64),
+            won=z((teams,), np.uint64),
+            low_team=z((), np.int8),
             scores=z((teams,), np.int32),
-            deal_over=z((), bool), last_redeal=z((), bool), last_maker=z((), np.int8), last_bid=z((), np.int8),
-            last_trump=z((), np.int8), last_points=z((teams,), np.int16), last_made=z((), np.int8),
-            last_delta=z((teams,), np.int32), last_renege=z((), np.int8), rewards=z((n,), np.float32),
-            terminated=z((), bool), truncated=z((), bool), winner=z((), np.int8),
+            deal_over=z((), bool),
+            last_redeal=z((), bool),
+            last_maker=z((), np.int8),
+            last_bid=z((), np.int8),
+            last_trump=z((), np.int8),
+            last_points=z((teams,), np.int16),
+            last_made=z((), np.int8),
+            last_delta=z((teams,), np.int32),
+            last_renege=z((), np.int8),
+            rewards=z((n,), np.float32),
+            terminated=z((), bool),
+            truncated=z((), bool),
+            winner=z((), np.int8),
         )
+        for no_seat_yet in (state.last_maker, state.last_trump, state.last_made, state.last_renege, state.winner):
+            no_seat_yet[:] = -1
+        return state

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 
 from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, action_to_str
+from pedro_env.cards import CARD_BIT
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.rules import initial_state, legal_action_mask, new_match, rule_tables, step
-from pedro_env.cards import CARD_BIT
-from pedro_env.state import Phase, PedroState
+from pedro_env.state import PedroState, Phase
 
 
 class IllegalActionError(ValueError):
@@ -41,7 +41,9 @@ class VectorStep:
     terminated: np.ndarray  # (B,) bool: the episode ended with a result in this step (the game restarted)
     truncated: np.ndarray  # (B,) bool: the episode hit max_deals in this step (the game restarted)
     deal_over: np.ndarray  # (B,) bool: a deal ended in this step (its summary is in ``deals``)
-    deals: dict[str, np.ndarray]  # per game: redeal, maker, bid, trump, points (B,T), made, delta (B,T), renege, scores (B,T), winner
+    deals: dict[
+        str, np.ndarray
+    ]  # per game: redeal, maker, bid, trump, points (B,T), made, delta (B,T), renege, scores (B,T), winner
 
 
 def illegal_action_message(action: int, legal_mask: np.ndarray, where: str) -> str:
@@ -65,8 +67,23 @@ def renege_allowed(state: PedroState, config: PedroConfig, actions: np.ndarray) 
     return playing & (held != 0)
 
 
+# VectorStep.deals key -> PedroState field
+DEAL_FIELDS = {
+    "redeal": "last_redeal",
+    "maker": "last_maker",
+    "bid": "last_bid",
+    "trump": "last_trump",
+    "points": "last_points",
+    "made": "last_made",
+    "delta": "last_delta",
+    "renege": "last_renege",
+    "scores": "scores",
+    "winner": "winner",
+}
+
+
 class PedroVectorEnv:
-    """``num_envs`` Pedro matches stepped at once; config keys as in RULES.md section 9 plus reward/episode/max_deals."""
+    """``num_envs`` Pedro matches stepped at once; config keys: RULES.md section 9 plus reward, episode, max_deals."""
 
     def __init__(self, num_envs: int, config: PedroConfig | None = None, **overrides: Any) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -86,9 +103,12 @@ class PedroVectorEnv:
     def reset(self, seed: int | None = None) -> VectorStep:
         """Start ``num_envs`` fresh matches; game ``i`` uses seed ``seed + i`` (random base if None)."""
         base = int(np.random.SeedSequence().entropy % (2**63)) if seed is None else int(seed)
-        seeds = (np.uint64(base % 2**64) + np.arange(self.num_envs, dtype=np.uint64))
+        seeds = np.uint64(base % 2**64) + np.arange(self.num_envs, dtype=np.uint64)
         self.state = initial_state(self.config, seeds)
         self._pending[:] = 0.0
+        self._no_deals = {name: getattr(self.state, field).copy() for name, field in DEAL_FIELDS.items()}
+        for filler in self._no_deals.values():
+            filler.setflags(write=False)
         return self._result()
 
     def step(self, actions: np.ndarray) -> VectorStep:
@@ -98,7 +118,9 @@ class PedroVectorEnv:
             raise RuntimeError("call reset() before step()")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer):
-            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}")
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
+            )
         in_range = (actions >= 0) & (actions < NUM_ACTIONS)
         legal = in_range & self._mask[self._rows, np.clip(actions, 0, NUM_ACTIONS - 1)]
         if not legal.all():
@@ -118,13 +140,11 @@ class PedroVectorEnv:
         ended = np.flatnonzero(state.phase == Phase.OVER)
         rewards = self._pending.copy()
         terminated, truncated = state.terminated.copy(), state.truncated.copy()
-        deals = {
-            "redeal": state.last_redeal.copy(), "maker": state.last_maker.copy(), "bid": state.last_bid.copy(),
-            "trump": state.last_trump.copy(), "points": state.last_points.copy(), "made": state.last_made.copy(),
-            "delta": state.last_delta.copy(), "renege": state.last_renege.copy(), "scores": state.scores.copy(),
-            "winner": state.winner.copy(),
-        }
         deal_over = state.deal_over.copy()
+        if deal_over.any():
+            deals = {name: getattr(state, field).copy() for name, field in DEAL_FIELDS.items()}
+        else:  # entries are only meaningful where deal_over; share one read-only filler
+            deals = self._no_deals
         if ended.size:
             state.match_index[ended] += 1
             new_match(state, ended, self.config)
@@ -132,8 +152,14 @@ class PedroVectorEnv:
         self._mask = legal_action_mask(state, self.config, self.tables)
         observation = self.encoder.encode(state, state.actor)
         return VectorStep(
-            actor=state.actor.copy(), observation=observation, action_mask=self._mask.view(np.int8),
-            rewards=rewards, terminated=terminated, truncated=truncated, deal_over=deal_over, deals=deals,
+            actor=state.actor.copy(),
+            observation=observation,
+            action_mask=self._mask.view(np.int8),
+            rewards=rewards,
+            terminated=terminated,
+            truncated=truncated,
+            deal_over=deal_over,
+            deals=deals,
         )
 
     def full_state(self) -> np.ndarray:
