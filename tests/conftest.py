@@ -1,0 +1,240 @@
+"""Shared test helpers: scripted decks, random legal play, and a slow plain-Python reference of the rules.
+
+The reference (``ref_*`` functions) is written from RULES.md alone, one game at a time with Python ints and
+lists, so the tests can check the batched engine against something obviously correct. Cards are ids
+``suit * 13 + rank`` (suits C D H S = 0..3, ranks 2..A = 0..12), as in RULES.md and pedro_env.actions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+TESTS_DIR = Path(__file__).resolve().parent
+CONFORMANCE_FILES = sorted((TESTS_DIR / "conformance").glob("*.json"))
+
+SUIT_LETTERS = "CDHS"
+RANK_LETTERS = "23456789TJQKA"
+ALL_CARD_NAMES = [rank + suit for suit in SUIT_LETTERS for rank in RANK_LETTERS]
+NUM_ACTIONS = 133
+HAND_AT_PLAY = 6
+TRICKS_PER_DEAL = 6
+TOTAL_POINTS = {"cinch": 14, "sancho": 23, "dom": 17, "pitch": 4}
+
+# action layout of RULES.md / pedro_env.actions, restated here so tests do not lean on engine constants
+PASS, TRUMP_BASE, DISCARD_BASE, DONE, PLAY_BASE = 0, 24, 28, 80, 81
+
+
+def load_vector(path: Path) -> dict[str, Any]:
+    """One conformance vector (RULES.md section 12)."""
+    with open(path) as handle:
+        return json.load(handle)
+
+
+# ---------------------------------------------------------------- cards and decks
+
+
+def card_id(name: str) -> int:
+    """``'5H'`` -> 29 (independent of pedro_env.cards)."""
+    return SUIT_LETTERS.index(name[1]) * 13 + RANK_LETTERS.index(name[0])
+
+
+def card_name(card: int) -> str:
+    return RANK_LETTERS[card % 13] + SUIT_LETTERS[card // 13]
+
+
+def cards_of(card_set: int) -> list[int]:
+    """uint64 card set -> sorted card ids."""
+    value = int(card_set)
+    return [card for card in range(52) if value >> card & 1]
+
+
+def names_of(card_set: int) -> set[str]:
+    return {card_name(card) for card in cards_of(card_set)}
+
+
+def bitset(cards: Sequence[int]) -> int:
+    value = 0
+    for card in cards:
+        value |= 1 << int(card)
+    return value
+
+
+def popcount(card_set: int) -> int:
+    return bin(int(card_set)).count("1")
+
+
+def build_deck(
+    hands: Mapping[int, Sequence[str]], dealer: int, num_players: int, stock: Sequence[str] = ()
+) -> list[str]:
+    """A 52-card deck (top first) that deals ``hands[seat]`` to every seat (RULES.md section 3).
+
+    Packets of 3 go clockwise from eldest = (dealer + 1) % n: eldest gets deck[0:3], the next seat deck[3:6], ...
+    The stock is ``stock`` in the given order, then every remaining card in card-id order.
+    """
+    sizes = {len(cards) for cards in hands.values()}
+    assert len(hands) == num_players and len(sizes) == 1, "every seat needs a hand of the same size"
+    hand_size = sizes.pop()
+    assert hand_size % 3 == 0
+    eldest = (dealer + 1) % num_players
+    packets = {seat: [list(hands[seat][i : i + 3]) for i in range(0, hand_size, 3)] for seat in range(num_players)}
+    deck: list[str] = []
+    for round_index in range(hand_size // 3):
+        for offset in range(num_players):
+            deck += packets[(eldest + offset) % num_players][round_index]
+    deck += list(stock)
+    deck = [card.upper() for card in deck]
+    assert len(set(deck)) == len(deck), f"a card is used twice: {sorted(deck)}"
+    deck += [name for name in ALL_CARD_NAMES if name not in deck]
+    assert len(deck) == 52
+    return deck
+
+
+# ---------------------------------------------------------------- random play
+
+
+def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(B,) one uniformly drawn legal action per row of a (B, 133) 0/1 mask."""
+    mask = np.asarray(mask, dtype=bool)
+    assert mask.any(axis=1).all(), "a game has no legal action"
+    keys = np.where(mask, rng.random(mask.shape), -1.0)
+    return keys.argmax(axis=1)
+
+
+def acting_legal_strings(env: Any) -> list[str]:
+    """Sorted text forms of the acting agent's mask (as the conformance vectors list them)."""
+    mask = env.observe(env.agent_selection)["action_mask"]
+    return sorted(env.unwrapped.action_to_str(a) for a in np.flatnonzero(mask))
+
+
+# ---------------------------------------------------------------- the reference rules (RULES.md, one game)
+
+
+def ref_left_pedro(trump: int, variant: str) -> int | None:
+    """The 5 of the same-colour suit (C<->S, D<->H), or None in pitch."""
+    if variant == "pitch":
+        return None
+    same_colour = {0: 3, 3: 0, 1: 2, 2: 1}[trump]
+    return same_colour * 13 + 3
+
+
+def ref_is_trump(card: int, trump: int, variant: str) -> bool:
+    return card // 13 == trump or card == ref_left_pedro(trump, variant)
+
+
+def ref_suit(card: int, trump: int, variant: str) -> int:
+    """Effective suit: trumps for every trump, else the printed suit."""
+    return trump if ref_is_trump(card, trump, variant) else card // 13
+
+
+def ref_trump_order(trump: int, variant: str) -> list[int]:
+    """Trumps high to low: A K Q J T 9 8 7 6 5(right) 5(left) 4 3 2 (no left Pedro in pitch)."""
+    order = [trump * 13 + rank for rank in range(12, -1, -1)]
+    left = ref_left_pedro(trump, variant)
+    if left is not None:
+        order.insert(order.index(trump * 13 + 3) + 1, left)
+    return order
+
+
+def ref_card_points(card: int, trump: int, variant: str) -> int:
+    """RULES.md section 7: High (A) 1, Low (2) 1, Jack 1, Game (T) 1, Pedros 5, sancho 9 = 9, dom 3 = 3."""
+    if not ref_is_trump(card, trump, variant):
+        return 0
+    if card == ref_left_pedro(trump, variant):
+        return 5
+    rank = RANK_LETTERS[card % 13]
+    values = {"A": 1, "2": 1, "J": 1, "T": 1}
+    if variant != "pitch":
+        values["5"] = 5
+    if variant == "sancho":
+        values["9"] = 9
+    if variant == "dom":
+        values["3"] = 3
+    return values.get(rank, 0)
+
+
+def ref_legal_plays(hand: Sequence[int], trump: int, led_card: int | None, variant: str) -> list[int]:
+    """RULES.md section 6: follow a trump lead with a trump; on another lead follow suit or trump; else anything."""
+    if led_card is None:
+        return sorted(hand)
+    led_suit = ref_suit(led_card, trump, variant)
+    follows = [c for c in hand if ref_suit(c, trump, variant) == led_suit]
+    if not follows:
+        return sorted(hand)
+    if led_suit == trump:
+        return sorted(follows)
+    return sorted(set(follows) | {c for c in hand if ref_is_trump(c, trump, variant)})
+
+
+def ref_trick_winner(trick: Mapping[int, int], leader: int, trump: int, variant: str) -> int:
+    """Seat winning a complete trick ``{seat: card}``: the highest trump, else the highest card of the led suit."""
+    order = ref_trump_order(trump, variant)
+    trumps = {seat: card for seat, card in trick.items() if ref_is_trump(card, trump, variant)}
+    if trumps:
+        return min(trumps, key=lambda seat: order.index(trumps[seat]))
+    led_suit = trick[leader] // 13
+    followers = {seat: card for seat, card in trick.items() if card // 13 == led_suit}
+    return max(followers, key=lambda seat: followers[seat] % 13)
+
+
+def ref_legal_actions(state: Any, game: int, config: Any) -> list[int]:
+    """The acting seat's legal actions in ``game`` of a PedroState, from RULES.md sections 4-6."""
+    n = config.num_players
+    phase = int(state.phase[game])
+    actor = int(state.actor[game])
+    dealer = int(state.dealer[game])
+    total = TOTAL_POINTS[config.variant]
+    if phase == 0:  # bid
+        high = int(state.high_bid[game])
+        bids = [value for value in range(max(config.min_bid, high + 1), total + 1)]
+        forced = config.all_pass == "dealer_forced" and actor == dealer and high == 0
+        return ([] if forced else [PASS]) + bids
+    if phase == 1:  # trump
+        return [TRUMP_BASE + suit for suit in range(4)]
+    hand = cards_of(state.hands[game, actor])
+    if phase == 2:  # discard
+        held = len(hand)
+        if bool(state.robbing[game]):
+            return [DISCARD_BASE + c for c in hand if held > HAND_AT_PLAY] + ([DONE] if held == HAND_AT_PLAY else [])
+        reserved = sum(HAND_AT_PLAY - popcount(state.hands[game, s]) for s in range(n) if state.done[game, s])
+        stock_left = int(np.count_nonzero(state.in_stock[game]))
+        may_discard = reserved + (HAND_AT_PLAY - (held - 1)) <= stock_left
+        return [DISCARD_BASE + c for c in hand if may_discard] + ([DONE] if held <= HAND_AT_PLAY else [])
+    if phase == 3:  # play
+        leading = int(state.trick_size[game]) == 0
+        led = None if leading else int(state.trick[game, int(state.trick_leader[game])])
+        return [PLAY_BASE + c for c in ref_legal_plays(hand, int(state.trump[game]), led, config.variant)]
+    return []
+
+
+def ref_match_winner(scores: Sequence[int], target: int, maker_team: int, made: bool) -> int:
+    """RULES.md section 8; -1 while the match goes on."""
+    reached = [team for team, score in enumerate(scores) if score >= target]
+    if len(reached) == 1:
+        return reached[0]
+    if not reached:
+        return -1
+    if maker_team in reached and made:
+        return maker_team
+    others = [team for team in reached if team != maker_team]
+    if not others:
+        return -1
+    best = max(scores[team] for team in others)
+    leaders = [team for team in others if scores[team] == best]
+    return leaders[0] if len(leaders) == 1 else -1
+
+
+def ref_score_deal(points: Sequence[int], maker_team: int, bid: int, scoring: str) -> tuple[bool, list[int]]:
+    """RULES.md section 7: (made, delta per team)."""
+    made = points[maker_team] >= bid
+    if not made:
+        return False, [-bid if team == maker_team else points[team] for team in range(len(points))]
+    if scoring == "simple":
+        return True, list(points)
+    assert len(points) == 2
+    lead = points[0] - points[1]
+    return True, [max(lead, 0), max(-lead, 0)]
