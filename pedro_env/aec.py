@@ -34,7 +34,7 @@ from pedro_env.config import PedroConfig, make_config
 from pedro_env.encoding import ObservationEncoder, full_state_size
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_decks, legal_action_mask, new_match, rule_tables, step
-from pedro_env.state import PedroState, Phase
+from pedro_env.state import OVER, PedroState
 from pedro_env.vector import IllegalActionError, illegal_action_message, renege_allowed
 
 OPTION_KEYS = ("dealer", "decks")
@@ -153,13 +153,13 @@ class raw_env(AECEnv):
     def _refresh(self) -> None:
         assert self.game is not None
         self._mask = legal_action_mask(self.game, self.config, self.tables)[0]
-        if self.game.phase[0] != Phase.OVER:
+        if self.game.phase[0] != OVER:
             self.agent_selection = self.possible_agents[int(self.game.actor[0])]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         assert self.game is not None, "call reset() first"
         observation = self.encoder.encode(self.game, self._viewers[self.agent_name_mapping[agent]])[0]
-        acting = agent == self.agent_selection and self.game.phase[0] != Phase.OVER
+        acting = agent == self.agent_selection and self.game.phase[0] != OVER
         mask = self._mask.view(np.int8).copy() if acting else self._no_mask.copy()
         return {"observation": observation, "action_mask": mask}
 

@@ -17,24 +17,34 @@ from pedro_env.state import PedroState
 HAND_AT_PLAY = 6  # every player holds 6 cards when play begins
 
 
-def discard_allowed(state: PedroState, games: np.ndarray) -> np.ndarray:
-    """(k,) bool: the actor of each of ``games`` may discard one more card (its hand decides which).
+def sum_seats(per_seat: np.ndarray) -> np.ndarray:
+    """(k, n) -> (k,): the sum over the seat axis. On large batches a loop over the few seats is several
+    times faster than a reduction along that short axis; on small ones the single reduction is."""
+    if per_seat.shape[0] < 64:
+        return per_seat.sum(axis=1, dtype=per_seat.dtype)
+    total = per_seat[:, 0]
+    for seat in range(1, per_seat.shape[1]):
+        total = total + per_seat[:, seat]
+    return total
+
+
+def discard_options(state: PedroState, games: np.ndarray, config: PedroConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(may_discard, may_say_done), each (k,) bool, for the actor of each of ``games``.
 
     Outside robbing, a discard must leave the stock able to refill every finished player and the
-    actor to 6: ``reserved + (6 - (held - 1)) <= cards in stock``. The robbing dealer discards while above 6.
+    actor to 6: ``reserved + (6 - (held - 1)) <= cards in stock``, and done needs at most 6 cards.
+    The robbing dealer discards while above 6 and says done at exactly 6.
     """
     counts = np.bitwise_count(state.hands[games]).astype(np.int16)  # (k, n)
     held = counts[np.arange(games.size), state.actor[games]]
-    reserved = ((HAND_AT_PLAY - counts) * state.done[games]).sum(axis=1)
-    stock_left = state.in_stock[games].sum(axis=1, dtype=np.int16)
-    within_stock = reserved + (HAND_AT_PLAY - (held - 1)) <= stock_left
-    return np.where(state.robbing[games], held > HAND_AT_PLAY, within_stock)
-
-
-def done_allowed(state: PedroState, games: np.ndarray) -> np.ndarray:
-    """(k,) bool: the actor of each of ``games`` may say done (at most 6 cards; exactly 6 when robbing)."""
-    held = np.bitwise_count(state.hands[games, state.actor[games]])
-    return np.where(state.robbing[games], held == HAND_AT_PLAY, held <= HAND_AT_PLAY)
+    reserved = sum_seats(np.where(state.done[games], HAND_AT_PLAY - counts, 0))
+    in_stock = (
+        config.stock_size - sum_seats(state.drawn[games].astype(np.int16)) - np.bitwise_count(state.set_aside[games])
+    )
+    robbing = state.robbing[games]
+    may_discard = np.where(robbing, held > HAND_AT_PLAY, reserved + (HAND_AT_PLAY + 1 - held) <= in_stock)
+    may_say_done = np.where(robbing, held == HAND_AT_PLAY, held <= HAND_AT_PLAY)
+    return may_discard, may_say_done
 
 
 def apply_discard_phase(

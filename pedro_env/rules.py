@@ -182,8 +182,9 @@ def legal_action_mask(state: PedroState, config: PedroConfig, tables: RuleTables
     card_sets = np.zeros((b, 2), dtype=np.uint64)  # column 0 discards, column 1 plays
     if discarding is not None:
         hand = state.hands[discarding, state.actor[discarding]]
-        card_sets[discarding, 0] = np.where(exchange.discard_allowed(state, discarding), hand, NO_CARDS)
-        mask[discarding, DONE_ACTION] = exchange.done_allowed(state, discarding)
+        may_discard, may_say_done = exchange.discard_options(state, discarding, config)
+        card_sets[discarding, 0] = np.where(may_discard, hand, NO_CARDS)
+        mask[discarding, DONE_ACTION] = may_say_done
     if playing is not None:
         hand = state.hands[playing, state.actor[playing]]
         led_card = state.trick[playing, state.trick_leader[playing]]  # -1 while leading

@@ -23,7 +23,7 @@ from pedro_env.cards import CARD_BIT
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.rules import initial_state, legal_action_mask, new_match, rule_tables, step
-from pedro_env.state import PedroState, Phase
+from pedro_env.state import OVER, PLAY, PedroState
 
 
 class IllegalActionError(ValueError):
@@ -61,7 +61,7 @@ def renege_allowed(state: PedroState, config: PedroConfig, actions: np.ndarray) 
     if config.renege != "penalty":
         return np.zeros(state.batch_size, dtype=bool)
     cards = actions - PLAY_OFFSET
-    playing = (state.phase == Phase.PLAY) & (cards >= 0) & (cards < 52)
+    playing = (state.phase == PLAY) & (cards >= 0) & (cards < 52)
     rows = np.arange(state.batch_size)
     held = state.hands[rows, state.actor] & CARD_BIT[np.clip(cards, 0, 51)]
     return playing & (held != 0)
@@ -137,7 +137,7 @@ class PedroVectorEnv:
     def _result(self) -> VectorStep:
         state = self.state
         assert state is not None
-        ended = np.flatnonzero(state.phase == Phase.OVER)
+        ended = np.flatnonzero(state.phase == OVER)
         rewards = self._pending.copy()
         terminated, truncated = state.terminated.copy(), state.truncated.copy()
         deal_over = state.deal_over.copy()
