@@ -6,7 +6,7 @@ with four players ``2`` is my partner and ``3`` my right. Teams are relative: ``
 flags are 0/1 and counts are small integers; cast to float and multiply by
 :func:`observation_scale` to bring every entry into roughly [0, 1].
 
-Layout for ``n`` players, ``T`` teams and ``P`` total points (cinch, four players: 832 entries);
+Layout for ``n`` players, ``T`` teams and ``P`` total points (cinch, four players: 848 entries);
 offsets follow :func:`observation_pieces` in order. Card pieces are 52 entries in card-id order
 (card id = suit * 13 + rank, suits C D H S, ranks 2 .. A).
 
@@ -31,6 +31,8 @@ hand_sizes          n            count of cards each relative seat holds
 stock_left          1            count of cards still in the stock
 robbing             1            the dealer is discarding down to 6 after robbing the pack
 trick_leader        n            one-hot relative seat that led the current trick (0s outside play)
+voids               n * 4        relative seat has shown it holds no card of effective suit C D H S this deal
+                                 (played off-suit without trumping; the trump suit's flag: no trumps left)
 tricks_done         1            count of completed tricks, 0..6
 points              T            count of the point values each relative team has captured this deal
 to_go               T            points each relative team still needs: clip(target - score, 0, min(2 * target, 255))
@@ -86,6 +88,7 @@ def observation_pieces(config: PedroConfig) -> list[tuple[str, int]]:
         ("stock_left", 1),
         ("robbing", 1),
         ("trick_leader", n),
+        ("voids", n * 4),
         ("tricks_done", 1),
         ("points", teams),
         ("to_go", teams),
@@ -307,6 +310,8 @@ class ObservationEncoder:
         out[:, o["done"].start : o["hand_sizes"].stop] = small
         out[:, o["stock_left"].start] = stock_left(state, config)
         out[:, o["robbing"].start] = state.robbing
+        voids = state.voids.reshape(-1).take(seat_index)  # (B, n) suit bits
+        out[:, o["voids"]] = np.unpackbits(voids[:, :, None], axis=2, bitorder="little")[:, :, :4].reshape(b, 4 * n)
         out[:, o["tricks_done"].start] = state.tricks_done
         point_sets = self.tables.point_sets.take(
             state.trump, axis=0, mode="wrap"

@@ -105,6 +105,7 @@ def start_deal(state: PedroState, games: np.ndarray, config: PedroConfig, deck_s
         per_deal_sets[games] = NO_CARDS
     state.done[games] = False
     state.robbing[games] = False
+    state.voids[games] = 0
     state.drawn[games] = 0
     state.trick[games] = -1
     state.trick_leader[games] = -1
@@ -267,6 +268,7 @@ def _apply_plays(
         state.last_renege[offenders] = config.team_of_seat[seats[reneged]]
         games, seats, cards = games[~reneged], seats[~reneged], cards[~reneged]
     card_bits = CARD_BIT[cards]
+    _record_voids(state, games, seats, card_bits, tables)
     state.hands[games, seats] &= ~card_bits
     state.played[games, seats] |= card_bits
     state.trick[games, seats] = cards
@@ -287,6 +289,23 @@ def _apply_plays(
     state.trick_leader[complete] = winner
     state.actor[complete] = winner
     state.deal_over[complete[state.tricks_done[complete] == TRICKS_PER_DEAL]] = True
+
+
+def _record_voids(
+    state: PedroState, games: np.ndarray, seats: np.ndarray, card_bits: np.ndarray, tables: RuleTables
+) -> None:
+    """A follower who neither follows the led suit nor trumps a non-trump lead shows a void in the led suit.
+
+    (Trumping a non-trump lead shows nothing: trumping is always allowed.) Public, kept in ``voids``.
+    """
+    led_card = state.trick[games, state.trick_leader[games]]  # -1 while leading
+    trump = state.trump[games].astype(np.intp)
+    key = trump * 53 + np.where(led_card < 0, 52, led_card)
+    allowed = tables.follow_set.take(key) | tables.trump_allowed.take(key)
+    shows_void = (led_card >= 0) & ((allowed & card_bits) == 0)
+    if shows_void.any():
+        led_suit = tables.effective_suit[trump[shows_void], led_card[shows_void]]
+        state.voids[games[shows_void], seats[shows_void]] |= np.uint8(1) << led_suit.astype(np.uint8)
 
 
 # ---------------------------------------------------------------- end of a deal

@@ -69,6 +69,7 @@ class PedroState:
     last_trick: np.ndarray  # (B, n) int8: cards of the last completed trick by seat, -1 before the first
     last_trick_winner: np.ndarray  # (B,) int8: its winner's seat, -1 before the first
     played: np.ndarray  # (B, n) uint64: card set each seat played this deal (current trick included)
+    voids: np.ndarray  # (B, n) uint8: bit s set = the seat has shown it holds no card of effective suit s this deal
     won: np.ndarray  # (B, T) uint64: cards in the completed tricks each team won
     low_team: np.ndarray  # (B,) int8: team holding the 2 of trumps when play began, -1 if out of play
     # --- match ---
@@ -136,6 +137,7 @@ class PedroState:
             last_trick=z((n,), np.int8),
             last_trick_winner=z((), np.int8),
             played=z((n,), np.uint64),
+            voids=z((n,), np.uint8),
             won=z((teams,), np.uint64),
             low_team=z((), np.int8),
             scores=z((teams,), np.int32),

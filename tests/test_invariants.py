@@ -27,6 +27,7 @@ from conftest import (
     random_legal_actions,
     ref_card_points,
     ref_is_trump,
+    ref_suit,
     ref_legal_actions,
     ref_match_winner,
     ref_score_deal,
@@ -124,6 +125,14 @@ class Checker:
                 assert not any(ref_is_trump(c, trump, config.variant) for c in cards_of(in_stock))
             maker = int(state.maker[game])
             assert int(state.open_draws[game]) & ~(hands[maker] | played[maker]) == 0
+            # a void shown in play is a fact: the seat holds no card of that effective suit
+            for seat in range(n):
+                for suit in range(4):
+                    if int(state.voids[game, seat]) >> suit & 1:
+                        held = [c for c in cards_of(hands[seat]) if ref_suit(c, trump, config.variant) == suit]
+                        assert not held, f"seat {seat} shown void in suit {suit} but holds {held}"
+        else:
+            assert not state.voids[game].any()
         expected = ref_legal_actions(state, game, config)
         assert list(np.flatnonzero(mask)) == expected, f"phase {phase}"
         assert expected, "an acting game has no legal action"

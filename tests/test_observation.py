@@ -128,6 +128,7 @@ def reference_pieces(state: PedroState, viewer: int, config: Any) -> list[tuple[
         ("stock_left", [int(np.count_nonzero(state.in_stock[0]))]),
         ("robbing", [int(bool(state.robbing[0]))]),
         ("trick_leader", one_hot(n, relative(int(state.trick_leader[0])) if phase == PLAY else None)),
+        ("voids", sum(([int(state.voids[0, s]) >> suit & 1 for suit in range(4)] for s in seat_at), [])),
         ("tricks_done", [int(state.tricks_done[0])]),
         ("points", points),
         (
@@ -175,6 +176,7 @@ def test_layout_offsets_follow_the_table() -> None:
         "stock_left": 1,
         "robbing": 1,
         "trick_leader": 4,
+        "voids": 16,
         "tricks_done": 1,
         "points": 2,
         "to_go": 2,

@@ -279,6 +279,13 @@ def test_may_trump_instead_of_following_and_left_pedro_is_not_its_printed_suit()
     assert int(table.game.last_trick_winner[0]) == 3
     assert table.env.agent_selection == "player_3"
     assert table.deals == []
+    # voids shown: trumping a diamond lead (P1, P2) shows nothing; discarding on the club lead shows a club
+    # void (P0's 2D, and P1's 8H although P1 holds 5C: the left Pedro is a trump, not a club)
+    clubs = 1 << 0
+    assert [int(v) for v in table.game.voids[0]] == [clubs, clubs, 0, 0]
+    offsets = observation_offsets(table.unwrapped.config)
+    voids_seen_by_p2 = table.env.observe("player_2")["observation"][offsets["voids"]].reshape(4, 4)
+    assert voids_seen_by_p2.tolist() == [[0, 0, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]]  # me, left, P0, P1
 
 
 def test_made_but_opponents_scored_more_difference_and_simple() -> None:
