@@ -128,7 +128,9 @@ class RuleTables:
     ``follow_set`` (4, 53) uint64 the cards that follow the led card's effective suit (empty when
     leading); ``trump_allowed`` (4, 53) uint64 the trumps a follower may play instead (all trumps on
     a non-trump lead, none on a trump lead); ``beats`` (4, 53, 52) int8 the strength of each card in
-    a trick led by ``led_card``, -1 for cards that cannot win it (off-suit non-trumps).
+    a trick led by ``led_card``, -1 for cards that cannot win it (off-suit non-trumps);
+    ``answers`` (4, 53) uint64 ``follow_set | trump_allowed``, the cards that show no void;
+    ``led_suit_bit`` (4, 53) uint8 ``1 << effective suit`` of the led card (0 when nobody has led).
     """
 
     has_pedros: bool
@@ -145,6 +147,8 @@ class RuleTables:
     follow_set: np.ndarray
     trump_allowed: np.ndarray
     beats: np.ndarray
+    answers: np.ndarray
+    led_suit_bit: np.ndarray
 
     @staticmethod
     def build(variant: str) -> RuleTables:
@@ -184,6 +188,9 @@ class RuleTables:
                 trump_allowed[trump, led] = NO_CARDS if is_trump[trump, led] else trump_set[trump]
                 can_win = is_trump[trump] | (effective_suit[trump] == led_suit)
                 beats[trump, led] = np.where(can_win, trick_strength[trump], -1)
+        answers = follow_set | trump_allowed
+        led_suit_bit = np.zeros((4, 53), dtype=np.uint8)
+        led_suit_bit[:, :52] = np.uint8(1) << effective_suit.astype(np.uint8)
         tables = (
             is_trump,
             effective_suit,
@@ -198,6 +205,8 @@ class RuleTables:
             follow_set,
             trump_allowed,
             beats,
+            answers,
+            led_suit_bit,
         )
         for table in tables:
             table.setflags(write=False)

@@ -55,6 +55,10 @@ from pedro_env.state import NUM_PHASES, PedroState
 
 # CARD_BIT with a 53rd entry 0 so that card -1 (no card) indexes the empty set
 CARD_BIT_OR_NONE = np.append(CARD_BIT, NO_CARDS)
+# a 4-bit suit set -> its 4 flags as the bytes of one uint32 (little-endian: suit 0 first)
+VOID_FLAGS = (
+    np.unpackbits(np.arange(16, dtype=np.uint8)[:, None], axis=1, bitorder="little")[:, :4].copy().view(np.uint32)[:, 0]
+)
 
 MAX_COUNT = 255
 
@@ -310,8 +314,8 @@ class ObservationEncoder:
         out[:, o["done"].start : o["hand_sizes"].stop] = small
         out[:, o["stock_left"].start] = stock_left(state, config)
         out[:, o["robbing"].start] = state.robbing
-        voids = state.voids.reshape(-1).take(seat_index)  # (B, n) suit bits
-        out[:, o["voids"]] = np.unpackbits(voids[:, :, None], axis=2, bitorder="little")[:, :, :4].reshape(b, 4 * n)
+        voids = state.voids.reshape(-1).take(seat_index)  # (B, n) suit bits 0..15
+        out[:, o["voids"]] = VOID_FLAGS.take(voids).view(np.uint8).reshape(b, 4 * n)
         out[:, o["tricks_done"].start] = state.tricks_done
         point_sets = self.tables.point_sets.take(
             state.trump, axis=0, mode="wrap"

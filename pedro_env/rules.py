@@ -299,13 +299,9 @@ def _record_voids(
     (Trumping a non-trump lead shows nothing: trumping is always allowed.) Public, kept in ``voids``.
     """
     led_card = state.trick[games, state.trick_leader[games]]  # -1 while leading
-    trump = state.trump[games].astype(np.intp)
-    key = trump * 53 + np.where(led_card < 0, 52, led_card)
-    allowed = tables.follow_set.take(key) | tables.trump_allowed.take(key)
-    shows_void = (led_card >= 0) & ((allowed & card_bits) == 0)
-    if shows_void.any():
-        led_suit = tables.effective_suit[trump[shows_void], led_card[shows_void]]
-        state.voids[games[shows_void], seats[shows_void]] |= np.uint8(1) << led_suit.astype(np.uint8)
+    key = state.trump[games].astype(np.intp) * 53 + np.where(led_card < 0, 52, led_card)  # [trump, led] of (4, 53)
+    shows_void = (tables.answers.take(key) & card_bits) == 0  # leading: led_suit_bit is 0, nothing is recorded
+    state.voids[games, seats] |= np.where(shows_void, tables.led_suit_bit.take(key), np.uint8(0))
 
 
 # ---------------------------------------------------------------- end of a deal

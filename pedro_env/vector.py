@@ -122,7 +122,8 @@ class PedroVectorEnv:
                 f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
             )
         in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-        legal = in_range & self._mask[self._rows, np.clip(actions, 0, NUM_ACTIONS - 1)]
+        flat_index = self._rows * NUM_ACTIONS + np.clip(actions, 0, NUM_ACTIONS - 1)
+        legal = in_range & self._mask.reshape(-1).take(flat_index)
         if not legal.all():
             legal |= in_range & renege_allowed(state, self.config, actions)
             if not legal.all():

@@ -27,10 +27,10 @@ from conftest import (
     random_legal_actions,
     ref_card_points,
     ref_is_trump,
-    ref_suit,
     ref_legal_actions,
     ref_match_winner,
     ref_score_deal,
+    ref_suit,
     ref_trick_winner,
 )
 
