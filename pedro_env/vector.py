@@ -163,6 +163,29 @@ class PedroVectorEnv:
             deals=deals,
         )
 
+    def restart(self, games: np.ndarray, seeds: np.ndarray, dealers: np.ndarray | None = None) -> VectorStep:
+        """Start fresh matches in ``games`` with the given seeds (and first dealers, else drawn from the seeds).
+
+        For evaluation, which plays chosen seeds in chosen slots: a restarted game plays exactly like
+        ``pedro_env.env()`` reset with that seed. Returns the whole batch's current VectorStep (rewards
+        zero, nothing terminated).
+        """
+        if self.state is None:
+            raise RuntimeError("call reset() before restart()")
+        games = np.asarray(games, dtype=np.intp)
+        self.state.seed[games] = np.asarray(seeds, dtype=np.uint64)
+        self.state.match_index[games] = 0
+        new_match(self.state, games, self.config, dealers=None if dealers is None else np.asarray(dealers, np.int8))
+        self._pending[games] = 0.0
+        result = self._result()
+        # a report of the restart itself, not of the last step (whose results the caller has already read)
+        result.rewards[:] = 0.0
+        result.terminated[:] = False
+        result.truncated[:] = False
+        result.deal_over[:] = False
+        result.deals = self._no_deals
+        return result
+
     def full_state(self) -> np.ndarray:
         """(B, D + n*52 + 52) uint8: each game's full state (all hands, the stock) seen from its actor."""
         assert self.state is not None, "call reset() first"

@@ -1,0 +1,95 @@
+"""Agents for Pedro, all answering one batched call, and :func:`make_agent` to build any of them from a spec.
+
+Specs:
+
+=====================  ==========================================================================
+``random``             uniformly random legal actions
+``rule:heuristic``     the rule-based baseline (agents/rule_based.py documents every rule)
+``rule:cautious``      a second rule-based personality that bids and plays differently
+``search:pimc``        perfect-information Monte Carlo in the play phase (agents/search.py);
+                       options after commas: ``search:pimc,samples=32,depth=2``
+``ckpt:PATH``          a trained policy checkpoint (written by the trainer)
+=====================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from agents.base import Agent, RandomAgent, uniform_legal_actions
+from pedro_env.config import PedroConfig, make_config
+
+__all__ = ["Agent", "AgentSpecError", "RandomAgent", "make_agent", "uniform_legal_actions", "AGENT_SPECS"]
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that names no agent, or a checkpoint that cannot be loaded."""
+
+
+# kind -> name -> "module:Class"; imported on first use
+REGISTRY: dict[str, dict[str, str]] = {
+    "rule": {"heuristic": "agents.rule_based:HeuristicAgent", "cautious": "agents.rule_based:CautiousAgent"},
+    "search": {"pimc": "agents.search:PimcAgent"},
+}
+AGENT_SPECS = ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names] + ["ckpt:PATH"]
+
+
+def _parse_options(parts: list[str], spec: str) -> dict[str, Any]:
+    """``['samples=32', 'depth=2']`` -> ``{'samples': 32, 'depth': 2}`` (ints, floats, true/false, else strings)."""
+    options: dict[str, Any] = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise AgentSpecError(f"agent spec {spec!r}: option {part!r} is not KEY=VALUE")
+        parsed: Any = value
+        if value.lower() in ("true", "false"):
+            parsed = value.lower() == "true"
+        else:
+            for kind in (int, float):
+                try:
+                    parsed = kind(value)
+                    break
+                except ValueError:
+                    pass
+        options[key.strip()] = parsed
+    return options
+
+
+def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> Agent:
+    """Build an agent from a spec string (see the module docstring) for games of ``config`` (default rules).
+
+    Raises AgentSpecError naming the allowed specs for an unknown one, and a clear error for a
+    checkpoint that is missing or cannot be loaded.
+    """
+    config = config or make_config()
+    text = spec.strip()
+    if text == "random":
+        return RandomAgent(config)
+    kind, sep, rest = text.partition(":")
+    if kind == "ckpt" and sep:
+        return _load_checkpoint_agent(rest, config)
+    name, *option_parts = rest.split(",")
+    if not sep or kind not in REGISTRY or name not in REGISTRY[kind]:
+        raise AgentSpecError(f"unknown agent spec {spec!r}: allowed are {', '.join(AGENT_SPECS)}")
+    module_name, class_name = REGISTRY[kind][name].split(":")
+    agent_class = getattr(importlib.import_module(module_name), class_name)
+    try:
+        agent = agent_class(config, **{**_parse_options(option_parts, spec), **options})
+    except TypeError as error:
+        raise AgentSpecError(f"agent spec {spec!r}: {error}") from None
+    agent.name = text
+    return agent
+
+
+def _load_checkpoint_agent(path_text: str, config: PedroConfig) -> Agent:
+    path = Path(path_text)
+    if not path_text:
+        raise AgentSpecError("agent spec 'ckpt:' needs a path: ckpt:runs/NAME/latest.pt")
+    if not path.exists():
+        raise AgentSpecError(f"checkpoint not found: {path} (agent spec ckpt:{path_text})")
+    raise AgentSpecError(
+        f"cannot load checkpoint {path}: trained policies come with the training issue; this version has no trainer "
+        "to read them (use random, rule:heuristic, rule:cautious or search:pimc)"
+    )
