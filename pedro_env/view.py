@@ -81,7 +81,7 @@ def decode_observations(observations: np.ndarray, config: PedroConfig) -> Public
     size = max(piece.stop for piece in o.values())
     if observations.shape[1] != size:
         raise ValueError(f"observations have {observations.shape[1]} entries; config {config} needs {size}")
-    b, n, teams = observations.shape[0], config.num_players, config.num_teams
+    b, n = observations.shape[0], config.num_players
     sets = {
         name: cards_to_bits(observations[:, o[name]].reshape(b, count, 52).astype(bool))
         for name, count in card_pieces(config)
