@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.base import Agent, uniform_legal_actions
-from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, PASS_ACTION, PLAY_OFFSET, TRUMP_OFFSET
+from agents.base import Agent
+from pedro_env.actions import PLAY_OFFSET
 from pedro_env.cards import RuleTables
 from pedro_env.config import PedroConfig
 from pedro_env.state import PLAY
@@ -953,6 +953,7 @@ class PimcAgent(Agent):
         contested_share: float = 0.5,
         min_samples: int = 4,
         kept_trumps: bool = False,
+        exact: int = 0,
         confidence: float = 2.0,
         heuristic: str = "rule:heuristic",
     ) -> None:
@@ -967,10 +968,13 @@ class PimcAgent(Agent):
         self.contested_share = float(contested_share)
         self.min_samples = max(2, int(min_samples))
         self.kept_trumps = bool(kept_trumps)
+        self.exact = max(int(exact), self.depth)
         self.confidence = float(confidence)
         self.tables = play_tables(config.variant)
         self.stats = SearchStats()
-        self.heuristic = _make_heuristic(heuristic, config)
+        from agents import make_agent  # (agents/__init__ imports this module's registry lazily; no cycle at import)
+
+        self.heuristic = make_agent(heuristic, config)
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         observations = np.asarray(observations)
@@ -992,9 +996,7 @@ class PimcAgent(Agent):
 
     def choose_card(self, view: PublicView, game: int, action_mask: np.ndarray, rnd: random.Random) -> int:
         """The card to play in game ``game`` of ``view`` (its phase is PLAY)."""
-        legal = 0
-        for card in np.flatnonzero(action_mask[PLAY_OFFSET:]):
-            legal |= 1 << int(card)
+        legal = sum(1 << int(card) for card in np.flatnonzero(action_mask[PLAY_OFFSET:]))
         cards = card_list(legal)
         if len(cards) == 1:
             return cards[0]
@@ -1004,7 +1006,7 @@ class PimcAgent(Agent):
         hidden = hidden_cards(view, game, self.tables, self.kept_trumps)
         sampler = self._sampler(hidden)
         leader = int(view.trick_leader[game])
-        trick_cards = []
+        trick_cards: list[int] = []
         for offset in range(n):
             seat = (leader + offset) % n
             card = int(view.trick[game, seat])
@@ -1017,11 +1019,13 @@ class PimcAgent(Agent):
         if self.objective == "score":
             maker = int(view.maker[game])
             scoring = DealScoring(teams, maker % teams, int(view.high_bid[game]), self.config.scoring == "difference")
-        search = TrickSearch(self.tables, trump, n, teams, self.depth, self.contested_share, low_held, scoring)
+        my_hand = int(view.hand[game])
+        tricks_left = my_hand.bit_count()  # counting the current trick: I have not played to it yet
+        depth = tricks_left if tricks_left <= self.exact else self.depth
+        search = TrickSearch(self.tables, trump, n, teams, depth, self.contested_share, low_held, scoring)
         captured = [sum(search.points[card] for card in card_list(int(won))) for won in view.won[game]]
         low_bit = 1 << self.tables.low_card[trump]
         low_played_by = [seat for seat in range(n) if int(view.played[game, seat]) & low_bit]
-        my_hand = int(view.hand[game])
         history: dict[int, list[float]] = {card: [] for card in cards}
         used = 0
         for used in range(1, self.samples + 1):
@@ -1086,52 +1090,3 @@ class PimcAgent(Agent):
             except SamplingError:
                 continue
         raise SamplingError("the unseen cards cannot fill the hands even without constraints")
-
-
-# ---------------------------------------------------------------- the other phases
-
-
-def _make_heuristic(spec: str, config: PedroConfig) -> Agent:
-    """The agent for bids, trumps and discards; a simple stand-in while agents.rule_based is missing."""
-    try:
-        from agents import make_agent
-
-        return make_agent(spec, config)
-    except (ImportError, AttributeError):
-        return _StandInHeuristic(config)
-
-
-class _StandInHeuristic(Agent):
-    """Bids by trumps held, names the longest suit, discards non-trumps (only used when agents.rule_based is absent)."""
-
-    name = "stand-in"
-
-    def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        view = decode_observations(observations, self.config)
-        masks = np.asarray(action_masks).astype(bool)
-        actions = uniform_legal_actions(masks, rng)
-        tables = play_tables(self.config.variant)
-        for game in range(masks.shape[0]):
-            mask = masks[game]
-            hand = int(view.hand[game])
-            phase = int(view.phase[game])
-            if phase == 0:
-                best = max(range(4), key=lambda t: (hand & tables.trump_set[t]).bit_count())
-                bid = (hand & tables.trump_set[best]).bit_count() + 1
-                legal_bids = [a for a in range(1, TRUMP_OFFSET) if mask[a] and a <= bid]
-                actions[game] = (
-                    legal_bids[-1]
-                    if legal_bids and bid >= 5
-                    else (PASS_ACTION if mask[PASS_ACTION] else np.flatnonzero(mask)[0])
-                )
-            elif phase == 1:
-                actions[game] = TRUMP_OFFSET + max(range(4), key=lambda t: (hand & tables.trump_set[t]).bit_count())
-            elif phase == 2:
-                trump = int(view.trump[game])
-                junk = [c for c in card_list(hand & ~tables.trump_set[trump]) if mask[DISCARD_OFFSET + c]]
-                actions[game] = (
-                    DISCARD_OFFSET + junk[0]
-                    if junk
-                    else (DONE_ACTION if mask[DONE_ACTION] else np.flatnonzero(mask)[0])
-                )
-        return actions
