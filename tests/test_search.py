@@ -45,7 +45,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
 
 
 def small_pimc(config: pedro_env.PedroConfig, **options: Any) -> PimcAgent:
-    agent = PimcAgent(config, **{"samples": 3, "depth": 2, "min_samples": 2, **options})
+    agent = PimcAgent(config, **{"samples": 3, "depth": 2, "exact": 2, "min_samples": 2, **options})
     return agent
 
 
@@ -136,9 +136,16 @@ def test_sampler_is_uniform_on_a_small_position() -> None:
     suits = play_tables("cinch").suit_set[2]
     cards = [str_to_card(c) for c in ("2C", "3C", "4D", "6S", "7S")]
     hidden = HiddenCards(
-        unseen=sum(1 << c for c in cards), known=[0, 0, 0], hidden_counts=[0, 2, 2],
-        forbidden=[0, suits[0], 0], trump_caps=[0, 2, 2], trump_floors=[0, 0, 0], dead_count=1,
-        dead_forbidden=trumps, trumps=trumps, suit_sets=list(suits),
+        unseen=sum(1 << c for c in cards),
+        known=[0, 0, 0],
+        hidden_counts=[0, 2, 2],
+        forbidden=[0, suits[0], 0],
+        trump_caps=[0, 2, 2],
+        trump_floors=[0, 0, 0],
+        dead_count=1,
+        dead_forbidden=trumps,
+        trumps=trumps,
+        suit_sets=list(suits),
     )
     sampler = HandSampler(hidden)
     rnd = random.Random(0)
@@ -175,8 +182,15 @@ def test_move_generator_and_trick_winner_agree_with_the_engine() -> None:
                 assert winner == int(engine_winners[i])
 
 
-def minimax(tables: PlayTables, search: TrickSearch, hands: list[int], seat: int, trick: list[int], leader: int,
-            captured: list[int] | None) -> float:
+def minimax(
+    tables: PlayTables,
+    search: TrickSearch,
+    hands: list[int],
+    seat: int,
+    trick: list[int],
+    leader: int,
+    captured: list[int] | None,
+) -> float:
     """Plain minimax to the end of the deal with the tested rules (PlayTables.legal_plays / trick_winner)."""
     n, trump = search.n, search.trump
     if len(trick) == n:
@@ -207,18 +221,17 @@ def hand(*names: str) -> int:
 def test_alpha_beta_finds_the_known_best_card() -> None:
     """Hearts trumps, I lead with AH and 5H: leading the ace first pulls the king (trumps must follow trumps),
     then the Pedro is safe (+1 +5); leading the Pedro loses it to the king (-5, then +1 for the ace)."""
-    tables = play_tables("cinch")
     hands = [hand("AH", "5H"), hand("KH", "2C"), hand("7C", "8C"), hand("3C", "4C")]
-    search = TrickSearch(tables, trump=2, num_players=4, num_teams=2, depth=6)
+    search = TrickSearch("cinch", trump=2, num_players=4, num_teams=2, depth=6)
     values = search.root_values(list(hands), leader=0, trick_cards=[], legal=hands[0])
     assert values == {str_to_card("AH"): 6.0, str_to_card("5H"): -4.0}
     scoring = DealScoring(num_teams=2, maker_team=0, bid=7, difference=True)
-    by_score = TrickSearch(tables, trump=2, num_players=4, num_teams=2, depth=6, scoring=scoring)
+    by_score = TrickSearch("cinch", trump=2, num_players=4, num_teams=2, depth=6, scoring=scoring)
     # I have 1 point already: the ace line makes the bid of 7 (7 - 0); the Pedro line is set (-7 - 5)
     values = by_score.root_values(list(hands), leader=0, trick_cards=[], legal=hands[0], captured=[1, 0])
     assert values == {str_to_card("AH"): 7.0, str_to_card("5H"): -12.0}
     # a depth-1 search sees one trick and the static estimate: the ace is still best
-    shallow = TrickSearch(tables, trump=2, num_players=4, num_teams=2, depth=1)
+    shallow = TrickSearch("cinch", trump=2, num_players=4, num_teams=2, depth=1)
     values = shallow.root_values(list(hands), leader=0, trick_cards=[], legal=hands[0])
     assert max(values, key=values.__getitem__) == str_to_card("AH")
 
@@ -228,7 +241,6 @@ def test_alpha_beta_equals_plain_minimax(name: str) -> None:
     config = pedro_env.make_config(**CONFIGS[name])
     tables = play_tables(config.variant)
     n, teams = config.num_players, config.num_teams
-    rnd = random.Random(2)
     checked = 0
     for view, game, truth in play_positions(CONFIGS[name], "rule:heuristic", 200, seed=21):
         if int(view.tricks_done[game]) < 3:
@@ -237,11 +249,19 @@ def test_alpha_beta_equals_plain_minimax(name: str) -> None:
         trick = [int(view.trick[game, (leader + k) % n]) for k in range(n)]
         trick = trick[: trick.index(-1)] if -1 in trick else trick
         legal = tables.legal_plays(truth[0], trump, trick[0] if trick else -1)
-        scoring = DealScoring(teams, int(view.maker[game]) % teams, int(view.high_bid[game]),
-                              config.scoring == "difference")
+        scoring = DealScoring(
+            teams, int(view.maker[game]) % teams, int(view.high_bid[game]), config.scoring == "difference"
+        )
         for by_score in (False, True):
-            search = TrickSearch(tables, trump, n, teams, depth=6, low_held=config.low == "held",
-                                 scoring=scoring if by_score else None)
+            search = TrickSearch(
+                config.variant,
+                trump,
+                n,
+                teams,
+                depth=6,
+                low_held=config.low == "held",
+                scoring=scoring if by_score else None,
+            )
             captured = [sum(search.points[c] for c in card_list(int(w))) for w in view.won[game]] if by_score else None
             values = search.root_values(list(truth), leader, trick, legal, captured)
             for card in card_list(legal):
@@ -250,7 +270,7 @@ def test_alpha_beta_equals_plain_minimax(name: str) -> None:
                 expected = minimax(tables, search, hands, 1 % n, trick + [card], leader, captured)
                 assert values[card] == pytest.approx(expected)
         checked += 1
-        if checked >= 25 or rnd.random() < 0.0:
+        if checked >= 25:
             break
     assert checked >= 10
 
@@ -281,7 +301,7 @@ def test_spec_options_reach_the_agent() -> None:
 
 def test_a_tiny_match_finishes() -> None:
     config = pedro_env.make_config(target_score=11)
-    pimc = make_agent("search:pimc,samples=3,depth=2", config)
+    pimc = make_agent("search:pimc,samples=3,depth=2,exact=2", config)
     heuristic = make_agent("rule:heuristic", config)
     results = play_matches([[pimc], [heuristic]], config, pairs=1, seed=7, batch_size=2)
     assert len(results) == 2 and all(result.winner in (0, 1) for result in results)
