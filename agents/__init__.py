@@ -83,13 +83,27 @@ def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> 
     return agent
 
 
-def _load_checkpoint_agent(path_text: str, config: PedroConfig) -> Agent:
-    path = Path(path_text)
+def _load_checkpoint_agent(text: str, config: PedroConfig) -> Agent:
+    """``ckpt:PATH[,greedy=false]``: the policy of a pedro-train checkpoint (agents/policy.py)."""
+    path_text, options = text, {}
+    while "," in path_text and path_text.rsplit(",", 1)[1].partition("=")[0].strip() == "greedy":
+        path_text, option = path_text.rsplit(",", 1)
+        options.update(_parse_options([option], f"ckpt:{text}"))
     if not path_text:
         raise AgentSpecError("agent spec 'ckpt:' needs a path: ckpt:runs/NAME/latest.pt")
+    path = Path(path_text)
     if not path.exists():
-        raise AgentSpecError(f"checkpoint not found: {path} (agent spec ckpt:{path_text})")
-    raise AgentSpecError(
-        f"cannot load checkpoint {path}: trained policies come with the training issue; this version has no trainer "
-        "to read them (use random, rule:heuristic, rule:cautious or search:pimc)"
-    )
+        raise AgentSpecError(f"checkpoint not found: {path} (agent spec ckpt:{text})")
+    try:
+        from agents.policy import load_policy_agent
+        from train.checkpoint import CheckpointError
+    except ImportError as error:  # torch is an optional dependency (the train extra)
+        raise AgentSpecError(
+            f"ckpt:{text} needs torch ({error}); install: pip install torch==2.13.0 && pip install -e '.[train]'"
+        ) from None
+    try:
+        agent = load_policy_agent(path_text, config, greedy=bool(options.get("greedy", True)))
+    except (CheckpointError, ValueError) as error:
+        raise AgentSpecError(f"agent spec ckpt:{text}: {error}") from None
+    agent.name = f"ckpt:{text}"
+    return agent

@@ -13,7 +13,7 @@ Game ``i`` of ``reset(seed=s)`` plays exactly like a single game seeded ``s + i`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -185,6 +185,42 @@ class PedroVectorEnv:
         result.deal_over[:] = False
         result.deals = self._no_deals
         return result
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """Copies of everything that decides the games' future: the state's fields and the rewards not yet reported.
+
+        With :meth:`restore` a trainer checkpoints the environment between two steps and continues exactly.
+        """
+        if self.state is None:
+            raise RuntimeError("call reset() before snapshot()")
+        arrays = {f"state.{item.name}": getattr(self.state, item.name).copy() for item in fields(PedroState)}
+        arrays["pending_rewards"] = self._pending.copy()
+        return arrays
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> VectorStep:
+        """Continue from a :meth:`snapshot` (of an env with the same ``num_envs`` and config).
+
+        Returns the current VectorStep: actor, observation and mask as they were; ``rewards`` the rewards
+        not yet reported; no episode or deal end flagged (those were reported by the step that ended them).
+        """
+        expected = {f"state.{item.name}" for item in fields(PedroState)} | {"pending_rewards"}
+        if set(arrays) != expected:
+            missing, extra = sorted(expected - set(arrays)), sorted(set(arrays) - expected)
+            raise ValueError(f"not a snapshot of PedroVectorEnv: missing {missing}, unexpected {extra}")
+        state = PedroState(**{item.name: np.array(arrays[f"state.{item.name}"]) for item in fields(PedroState)})
+        if state.batch_size != self.num_envs or arrays["pending_rewards"].shape != self._pending.shape:
+            raise ValueError(
+                f"snapshot of {state.batch_size} games with rewards {arrays['pending_rewards'].shape} does not fit "
+                f"this env of {self.num_envs} games and {self.num_players} players"
+            )
+        if self.state is None:
+            self.reset(seed=0)  # builds the read-only deal fillers
+        self.state = state
+        self._pending[:] = arrays["pending_rewards"]
+        self.state.terminated[:] = False
+        self.state.truncated[:] = False
+        self.state.deal_over[:] = False
+        return self._result()
 
     def full_state(self) -> np.ndarray:
         """(B, D + n*52 + 52) uint8: each game's full state (all hands, the stock) seen from its actor."""

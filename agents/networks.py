@@ -1,0 +1,140 @@
+"""The actor-critic network of the learned policy, and the masked action distribution.
+
+Inputs are the uint8 vectors of :mod:`pedro_env.encoding`: the actor reads a seat's observation
+``(B, D)``; the critic reads the same observation, or with ``centralized_critic`` the full state
+``(B, D + n*52 + 52)`` (:meth:`pedro_env.encoding.ObservationEncoder.encode_full_state`). Both are
+scaled into [0, 1] inside the network (``observation_scale``), so callers pass the env's arrays as
+they are.
+
+Masking: illegal actions get the logit ``MASKED_LOGIT`` (so ``exp`` is exactly 0 in float32 and no
+sample, argmax or probability can reach them) and their terms are left out of the entropy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+MASKED_LOGIT = -1e9
+
+
+@dataclass(frozen=True)
+class NetworkShape:
+    """What a saved network needs to be rebuilt: input sizes, action count, hidden widths."""
+
+    observation_size: int
+    critic_input_size: int  # == observation_size without a centralized critic
+    num_actions: int
+    hidden_sizes: tuple[int, ...]
+    shared_trunk: bool = False  # actor and critic share the hidden layers (needs critic_input_size == observation_size)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "observation_size": self.observation_size,
+            "critic_input_size": self.critic_input_size,
+            "num_actions": self.num_actions,
+            "hidden_sizes": list(self.hidden_sizes),
+            "shared_trunk": self.shared_trunk,
+        }
+
+    @classmethod
+    def from_dict(cls, values: dict[str, object]) -> NetworkShape:
+        return cls(
+            observation_size=int(values["observation_size"]),  # type: ignore[arg-type]
+            critic_input_size=int(values["critic_input_size"]),  # type: ignore[arg-type]
+            num_actions=int(values["num_actions"]),  # type: ignore[arg-type]
+            hidden_sizes=tuple(int(width) for width in values["hidden_sizes"]),  # type: ignore[attr-defined]
+            shared_trunk=bool(values.get("shared_trunk", False)),
+        )
+
+
+def mlp(input_size: int, hidden_sizes: Sequence[int], output_size: int, output_gain: float) -> nn.Sequential:
+    """Linear + ReLU layers, orthogonal init (gain sqrt(2) inside, ``output_gain`` on the last layer)."""
+    layers: list[nn.Module] = []
+    width = input_size
+    for hidden in hidden_sizes:
+        layers += [_orthogonal(nn.Linear(width, hidden), np.sqrt(2.0)), nn.ReLU()]
+        width = hidden
+    layers.append(_orthogonal(nn.Linear(width, output_size), output_gain))
+    return nn.Sequential(*layers)
+
+
+def _orthogonal(layer: nn.Linear, gain: float) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class ActorCritic(nn.Module):
+    """Policy logits ``(B, num_actions)`` from observations; values ``(B,)`` from the critic's input.
+
+    Two layouts: separate actor and critic MLPs (CleanRL's), or with ``shape.shared_trunk`` one stack
+    of hidden layers feeding a policy head and a value head (half the compute; the critic then reads
+    the observation).
+    """
+
+    def __init__(self, shape: NetworkShape, observation_scale: np.ndarray) -> None:
+        super().__init__()
+        self.shape = shape
+        scale = torch.as_tensor(np.asarray(observation_scale, dtype=np.float32))
+        if scale.shape != (shape.observation_size,):
+            raise ValueError(f"observation_scale has shape {tuple(scale.shape)}, expected ({shape.observation_size},)")
+        if shape.shared_trunk and shape.critic_input_size != shape.observation_size:
+            raise ValueError("a shared trunk needs the critic to read the observation (no centralized critic)")
+        critic_scale = torch.ones(shape.critic_input_size)
+        critic_scale[: shape.observation_size] = scale  # the full state starts with the observation; the rest are flags
+        self.register_buffer("actor_scale", scale)
+        self.register_buffer("critic_scale", critic_scale)
+        if shape.shared_trunk:
+            trunk = mlp(shape.observation_size, shape.hidden_sizes[:-1], shape.hidden_sizes[-1], np.sqrt(2.0))
+            self.trunk = nn.Sequential(*trunk, nn.ReLU())
+            self.policy_head = _orthogonal(nn.Linear(shape.hidden_sizes[-1], shape.num_actions), 0.01)
+            self.value_head = _orthogonal(nn.Linear(shape.hidden_sizes[-1], 1), 1.0)
+        else:
+            self.actor = mlp(shape.observation_size, shape.hidden_sizes, shape.num_actions, output_gain=0.01)
+            self.critic = mlp(shape.critic_input_size, shape.hidden_sizes, 1, output_gain=1.0)
+
+    def logits(self, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+        """(B, D) uint8 observations, (B, A) bool masks -> (B, A) float32 masked logits."""
+        inputs = observations.float() * self.actor_scale
+        raw = self.policy_head(self.trunk(inputs)) if self.shape.shared_trunk else self.actor(inputs)
+        return raw.masked_fill(~masks, MASKED_LOGIT)
+
+    def value(self, critic_inputs: torch.Tensor) -> torch.Tensor:
+        """(B, C) uint8 critic inputs -> (B,) float32 values."""
+        inputs = critic_inputs.float() * self.critic_scale
+        raw = self.value_head(self.trunk(inputs)) if self.shape.shared_trunk else self.critic(inputs)
+        return raw.squeeze(-1)
+
+    def logits_and_value(
+        self, observations: torch.Tensor, masks: torch.Tensor, critic_inputs: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both at once (one pass through a shared trunk); ``critic_inputs`` default to the observations."""
+        if self.shape.shared_trunk:
+            hidden = self.trunk(observations.float() * self.actor_scale)
+            logits = self.policy_head(hidden).masked_fill(~masks, MASKED_LOGIT)
+            return logits, self.value_head(hidden).squeeze(-1)
+        return self.logits(observations, masks), self.value(observations if critic_inputs is None else critic_inputs)
+
+
+def masked_log_probs(logits: torch.Tensor) -> torch.Tensor:
+    """(B, A) log-probabilities of masked logits (masked entries come out at about -1e9)."""
+    return torch.log_softmax(logits, dim=-1)
+
+
+def masked_entropy(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """(B,) entropy over the legal actions only (masked entries contribute exactly 0)."""
+    log_probs = masked_log_probs(logits)
+    terms = torch.where(masks, log_probs.exp() * log_probs, torch.zeros_like(log_probs))
+    return -terms.sum(dim=-1)
+
+
+def sample_actions(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """(B,) int64 actions drawn from the masked softmax (Gumbel-max; masked entries are never drawn)."""
+    uniform = torch.rand(logits.shape, generator=generator, device=logits.device)
+    gumbel = -torch.log(-torch.log(uniform.clamp_(1e-20, 1.0 - 1e-7)))
+    return torch.argmax(logits + gumbel, dim=-1)

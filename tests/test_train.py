@@ -1,0 +1,398 @@
+"""Self-play PPO: per-seat reward credit and GAE against plain reference loops, masked distributions,
+configs, checkpoints, exact resume, the CLI end to end, and ckpt: agents."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("yaml")
+pytest.importorskip("tensorboard")
+
+from agents import AgentSpecError, make_agent  # noqa: E402
+from agents.networks import MASKED_LOGIT, masked_entropy, sample_actions  # noqa: E402
+from pedro_env import make_config  # noqa: E402
+from pedro_env.vector import PedroVectorEnv  # noqa: E402
+from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
+from train.cli import main as train_main  # noqa: E402
+from train.config import TrainConfigError, load_train_config, make_train_config  # noqa: E402
+from train.match import play_matches  # noqa: E402
+from train.ppo import Rollout, SeatCredit, Trainer, seat_advantages  # noqa: E402
+from train.run import run_training  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "configs" / "smoke.yaml"
+
+
+def tiny_config(**overrides: object):
+    values = {
+        "total_decisions": 4 * 32 * 16,
+        "num_envs": 32,
+        "rollout_steps": 16,
+        "hidden_sizes": [32],
+        "update_epochs": 2,
+        "num_minibatches": 2,
+        "opponent_share": 0.5,
+        "baseline_opponents": ["rule:heuristic"],
+        "league_size": 2,
+        "league_interval": 1024,
+        "eval_interval": 1024,
+        "eval_opponents": ["random"],
+        "eval_pairs": 2,
+        "final_eval_pairs": 0,
+        "checkpoint_interval": 1024,
+        "torch_threads": 1,
+        "env": {"target_score": 11},
+    }
+    values.update(overrides)
+    return make_train_config(**values)
+
+
+# ---------------------------------------------------------------- rewards and GAE per seat
+
+
+def reference_credit(steps, increments, actors, learner):
+    """Plain loop: each decision's reward = its seat's reward increments until that seat's next decision
+    or its episode's end; ``done`` when the episode ended first. Open trajectories take what arrived."""
+    horizon, games = len(actors), actors[0].shape[0]
+    rewards = np.zeros((horizon, games), dtype=np.float64)
+    dones = np.zeros((horizon, games), dtype=bool)
+    for b in range(games):
+        open_decision: dict[int, int] = {}
+        for t in range(horizon):
+            seat = int(actors[t][b])
+            if learner[t][b]:
+                open_decision[seat] = t
+            after = steps[t]  # the step taken at t
+            for s, value in enumerate(increments[t][b]):
+                if s in open_decision:
+                    rewards[open_decision[s], b] += value
+            if after.terminated[b] or after.truncated[b]:
+                for d in open_decision.values():
+                    dones[d, b] = True
+                open_decision = {}
+    return rewards, dones
+
+
+@pytest.mark.parametrize("episode", ["deal", "match"])
+def test_rewards_go_to_the_seat_that_earned_them(episode: str) -> None:
+    """SeatCredit against a loop over the engine's per-step reward increments (state.rewards), which never
+    mixes seats: the classic pitfall (one seat's reward with another seat's observation) would differ."""
+    games, horizon = 24, 400
+    venv = PedroVectorEnv(games, episode=episode, target_score=11)
+    step = venv.reset(seed=5)
+    rng = np.random.default_rng(0)
+    rollout = Rollout.empty(horizon, games, venv.observation_size, None)
+    credit = SeatCredit(games, venv.num_players)
+    learner_seats = rng.random((games, venv.num_players)) < 0.7  # the other seats are an opponent's, not tracked
+    steps, increments, actors, learner = [], [], [], []
+    for t in range(horizon):
+        credit.on_step(step, rollout)
+        learner_now = learner_seats[np.arange(games), step.actor]
+        rows = np.flatnonzero(learner_now)
+        credit.record(t, rows, step.actor[rows].astype(np.intp))
+        actors.append(step.actor.copy())
+        learner.append([bool(x) for x in learner_now])
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in step.action_mask])
+        step = venv.step(actions)
+        steps.append(step)
+        increments.append(venv.state.rewards.copy())
+    credit.finish(step, rollout)
+    expected_rewards, expected_dones = reference_credit(steps, increments, actors, learner)
+    tracked = np.array(learner)
+    assert np.allclose(rollout.rewards[tracked], expected_rewards[tracked], atol=1e-6)
+    assert np.array_equal(rollout.dones[tracked], expected_dones[tracked])
+    assert np.any(rollout.rewards[tracked] != 0) and rollout.dones[tracked].any()
+
+
+def reference_gae(rewards, values, dones, seats, learner, bootstrap, gamma, lam):
+    """Per (game, seat): list that seat's decisions in time order and run textbook GAE backwards."""
+    horizon, games = rewards.shape
+    out = np.zeros((horizon, games))
+    for b in range(games):
+        for s in range(bootstrap.shape[1]):
+            decisions = [t for t in range(horizon) if learner[t, b] and seats[t, b] == s]
+            advantage, next_value = 0.0, bootstrap[b, s]
+            for t in reversed(decisions):
+                live = 0.0 if dones[t, b] else 1.0
+                delta = rewards[t, b] + gamma * next_value * live - values[t, b]
+                advantage = delta + gamma * lam * live * advantage
+                out[t, b] = advantage
+                next_value = values[t, b]
+    return out
+
+
+def test_seat_gae_equals_a_plain_reference_loop() -> None:
+    rng = np.random.default_rng(3)
+    horizon, games, seats = 50, 7, 4
+    rewards = rng.normal(size=(horizon, games)).astype(np.float32) * (rng.random((horizon, games)) < 0.3)
+    values = rng.normal(size=(horizon, games)).astype(np.float32)
+    dones = rng.random((horizon, games)) < 0.05
+    seat = rng.integers(0, seats, size=(horizon, games)).astype(np.int8)
+    learner = rng.random((horizon, games)) < 0.85
+    bootstrap = rng.normal(size=(games, seats)).astype(np.float32)
+    got = seat_advantages(rewards, values, dones, seat, learner, bootstrap, 0.97, 0.9)
+    want = reference_gae(rewards, values, dones, seat, learner, bootstrap, 0.97, 0.9)
+    assert np.allclose(got, want, atol=1e-5)
+    # a seat's advantage does not depend on another seat's rewards
+    other = rewards.copy()
+    other[seat != 0] += 5.0
+    moved = seat_advantages(other, values, dones, seat, learner, bootstrap, 0.97, 0.9)
+    assert np.allclose(moved[seat == 0], got[seat == 0])
+
+
+# ---------------------------------------------------------------- the masked distribution
+
+
+def test_masked_sampling_never_draws_an_illegal_action_and_entropy_ignores_masked_ones() -> None:
+    generator = torch.Generator().manual_seed(0)
+    raw = torch.randn(2000, 133, generator=generator) * 10
+    masks = torch.rand(2000, 133, generator=generator) < 0.05
+    masks[:, 7] = True
+    logits = raw.masked_fill(~masks, MASKED_LOGIT)
+    for _ in range(5):
+        actions = sample_actions(logits, generator)
+        assert masks[torch.arange(2000), actions].all()
+    entropy = masked_entropy(logits, masks)
+    for row in range(20):
+        legal = raw[row][masks[row]]
+        p = torch.softmax(legal, dim=0)
+        assert math.isclose(float(entropy[row]), float(-(p * p.log()).sum()), rel_tol=1e-4, abs_tol=1e-5)
+    # the raw values of masked logits change nothing
+    other = (raw + 100 * (~masks)).masked_fill(~masks, MASKED_LOGIT)
+    assert torch.allclose(masked_entropy(other, masks), entropy)
+    # a single legal action: zero entropy, always drawn
+    single = torch.zeros(1, 133, dtype=torch.bool)
+    single[0, 42] = True
+    logits = torch.randn(1, 133).masked_fill(~single, MASKED_LOGIT)
+    assert float(masked_entropy(logits, single)) == pytest.approx(0.0, abs=1e-6)
+    assert int(sample_actions(logits, generator)) == 42
+
+
+# ---------------------------------------------------------------- configs
+
+
+def test_config_errors_name_the_key_and_the_allowed_values(tmp_path: Path) -> None:
+    with pytest.raises(TrainConfigError, match=r"unknown config key 'learning_rate': known keys are .*lr"):
+        make_train_config(learning_rate=1e-3)
+    with pytest.raises(TrainConfigError, match=r"'num_envs' = 0 is not allowed: it takes an int >= 1"):
+        make_train_config(num_envs=0)
+    with pytest.raises(TrainConfigError, match=r"'lr' = 'fast'"):
+        make_train_config(lr="fast")
+    with pytest.raises(TrainConfigError, match=r"'device' = 'tpu' is not allowed: allowed values are auto, cpu, cuda"):
+        make_train_config(device="tpu")
+    with pytest.raises(TrainConfigError, match=r"config key 'env': .*'variant' = 'euchre'"):
+        make_train_config(env={"variant": "euchre"})
+    with pytest.raises(TrainConfigError, match=r"unknown agent spec 'rule:clever'"):
+        make_train_config(eval_opponents=["rule:clever"])
+    with pytest.raises(TrainConfigError, match="config file not found"):
+        load_train_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(TrainConfigError, match="must hold a mapping"):
+        load_train_config(bad)
+    config = load_train_config(SMOKE, ["lr=1e-4", "env.target_score=31", "hidden_sizes=[16, 8]"])
+    assert config.lr == 1e-4 and config.pedro_config.target_score == 31 and config.hidden_sizes == (16, 8)
+    for name in ("smoke.yaml", "ppo_selfplay.yaml", "ppo_long.yaml"):
+        load_train_config(ROOT / "configs" / name)  # every shipped config is valid
+
+
+def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert train_main([str(SMOKE), "--set", "num_envs=-3", f"runs_dir={tmp_path}"]) == 2
+    assert "'num_envs' = -3 is not allowed" in capsys.readouterr().err
+    assert train_main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert "checkpoint not found" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- checkpoints and resume
+
+
+def model_tensors(trainer: Trainer) -> dict[str, torch.Tensor]:
+    return {name: tensor.clone() for name, tensor in trainer.network.state_dict().items()}
+
+
+def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> None:
+    config = tiny_config()
+    whole = run_training(config, tmp_path / "whole", progress=False)
+    first = run_training(config, tmp_path / "split", progress=False, max_updates=2)
+    assert first.decisions < config.total_decisions
+    payload = load_checkpoint(tmp_path / "split")
+    resumed = run_training(config, tmp_path / "split", payload, progress=False)
+    assert resumed.decisions == whole.decisions == config.total_decisions
+    for name, tensor in model_tensors(whole).items():
+        assert torch.equal(tensor, resumed.network.state_dict()[name]), name
+    assert np.array_equal(whole.venv.state.hands, resumed.venv.state.hands)
+    assert whole.pool.league_decisions == resumed.pool.league_decisions
+    assert whole.rng.bit_generator.state == resumed.rng.bit_generator.state
+    whole_optimizer, resumed_optimizer = whole.optimizer.state_dict(), resumed.optimizer.state_dict()
+    for key, state in whole_optimizer["state"].items():
+        assert torch.equal(state["exp_avg"], resumed_optimizer["state"][key]["exp_avg"])
+
+
+def test_checkpoint_errors_are_clear(tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError, match="checkpoint not found"):
+        load_checkpoint(tmp_path / "nope.pt")
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(os.urandom(2000))
+    with pytest.raises(CheckpointError, match="corrupt or not a torch checkpoint"):
+        load_checkpoint(corrupt)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"state_dict": {"w": torch.zeros(3)}}, foreign)
+    with pytest.raises(CheckpointError, match="not a pedro-train checkpoint"):
+        load_checkpoint(foreign)
+    unsafe = tmp_path / "unsafe.pt"
+    torch.save({"format": "pedro-rl/ppo-checkpoint", "version": 1, "thing": Path("x")}, unsafe)
+    with pytest.raises(CheckpointError, match="cannot read checkpoint"):
+        load_checkpoint(unsafe)  # weights_only refuses pickled classes
+    truncated = tmp_path / "truncated.pt"
+    save_checkpoint(Trainer(tiny_config()).state_dict(), tmp_path / "good.pt")
+    truncated.write_bytes((tmp_path / "good.pt").read_bytes()[:5000])
+    with pytest.raises(CheckpointError, match="cannot read checkpoint"):
+        load_checkpoint(truncated)
+    for path in (corrupt, foreign, truncated):
+        with pytest.raises(AgentSpecError, match=f"ckpt:{path}"):
+            make_agent(f"ckpt:{path}")
+    with pytest.raises(AgentSpecError, match="checkpoint not found"):
+        make_agent(f"ckpt:{tmp_path / 'missing.pt'}")
+
+
+def test_checkpoint_agent_plays_legal_actions(tmp_path: Path) -> None:
+    trainer = Trainer(tiny_config())
+    trainer.train_step()
+    save_checkpoint(trainer.state_dict(), tmp_path / "run" / "latest.pt")
+    config = make_config(target_score=11)
+    for spec in (f"ckpt:{tmp_path / 'run' / 'latest.pt'}", f"ckpt:{tmp_path / 'run'},greedy=false"):
+        agent = make_agent(spec, config)
+        results = play_matches([[agent], [make_agent("random", config)]], config, pairs=3, seed=9)
+        assert len(results) == 6  # an illegal action would have raised
+    with pytest.raises(AgentSpecError, match="observations of"):
+        make_agent(f"ckpt:{tmp_path / 'run'}", make_config(num_players=3, scoring="simple"))
+
+
+def test_centralized_critic_trains(tmp_path: Path) -> None:
+    trainer = Trainer(tiny_config(centralized_critic=True))
+    stats = trainer.train_step()
+    assert trainer.rollout.critic_inputs is not None
+    assert trainer.network.shape.critic_input_size > trainer.network.shape.observation_size
+    assert all(math.isfinite(stats[key]) for key in ("policy_loss", "value_loss", "entropy"))
+
+
+# ---------------------------------------------------------------- the CLI, end to end
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "train.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+@pytest.mark.slow
+def test_smoke_config_runs_end_to_end_from_the_cli(tmp_path: Path) -> None:
+    done = run_cli(str(SMOKE), "--run-name", "smoke", "--no-progress", "--set", f"runs_dir={tmp_path}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run_dir = tmp_path / "smoke"
+    assert list(run_dir.glob("events.out.tfevents.*"))
+    assert (run_dir / "latest.pt").is_file() and (run_dir / "config.yaml").is_file()
+    table = (run_dir / "eval.txt").read_text()
+    assert "policy vs random" in table and "policy vs rule:heuristic" in table
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    for tag in (
+        "charts/SPS",
+        "charts/learning_rate",
+        "losses/policy_loss",
+        "losses/value_loss",
+        "losses/entropy",
+        "losses/approx_kl",
+        "losses/clipfrac",
+        "losses/explained_variance",
+        "game/avg_bid",
+        "game/bid_made_rate",
+        "game/points_per_deal",
+        "eval/vs_random/win_rate",
+        "eval/vs_random/win_rate_low",
+        "eval/vs_rule_heuristic/points_per_deal",
+    ):
+        assert tag in tags, tag
+    # the checkpoint plays in the harness
+    evaluated = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "train.evaluate",
+            f"ckpt:{run_dir / 'latest.pt'}",
+            "random",
+            "--pairs",
+            "2",
+            "--config",
+            "target_score=21",
+            "--out",
+            str(tmp_path / "ev"),
+            "--no-progress",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert evaluated.returncode == 0, evaluated.stderr
+    # a second run into the same directory is refused, resuming a finished run is a no-op that keeps it
+    again = run_cli(str(SMOKE), "--run-name", "smoke", "--set", f"runs_dir={tmp_path}", cwd=tmp_path)
+    assert again.returncode == 2 and "--resume" in again.stderr
+    fixed = run_cli("--resume", str(run_dir), "--set", "num_envs=8", cwd=tmp_path)
+    assert fixed.returncode == 2 and "cannot change num_envs when resuming" in fixed.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_saves_a_checkpoint_and_resume_finishes_like_an_uninterrupted_run(tmp_path: Path) -> None:
+    settings = [
+        "--no-progress",
+        "--set",
+        f"runs_dir={tmp_path}",
+        "torch_threads=1",
+        "total_decisions=40960",
+        "eval_interval=0",
+        "final_eval_pairs=0",
+    ]
+    whole = run_cli(str(SMOKE), "--run-name", "whole", *settings, cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "train.cli", str(SMOKE), "--run-name", "cut", *settings],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and not (tmp_path / "cut" / "latest.pt").exists():
+        time.sleep(0.05)  # the first interval checkpoint: training is under way
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    cut = load_checkpoint(tmp_path / "cut")
+    if cut["counters"]["decisions"] >= 40960:
+        pytest.skip("the run finished before the interrupt arrived")
+    assert "pedro-train --resume" in out
+    resumed = run_cli("--resume", str(tmp_path / "cut"), "--no-progress", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    final_whole, final_cut = load_checkpoint(tmp_path / "whole"), load_checkpoint(tmp_path / "cut")
+    assert final_cut["counters"]["decisions"] == final_whole["counters"]["decisions"]
+    for name, tensor in final_whole["model"].items():
+        assert torch.equal(tensor, final_cut["model"][name]), name

@@ -1,0 +1,107 @@
+"""Training checkpoints: written atomically, read with ``torch.load(weights_only=True)``, checked before use.
+
+A checkpoint is a dict of tensors and plain Python values (no pickled classes, so loading runs no
+code from the file)::
+
+    format        "pedro-rl/ppo-checkpoint"   (anything else is a foreign file)
+    version       1
+    config        TrainConfig.to_dict()        (the resolved run config, env rules included)
+    network       NetworkShape.to_dict()
+    model         ActorCritic state_dict
+    ... and, from the trainer, optimizer, counters, RNG states, environment, league, statistics
+
+numpy arrays travel as ``{"dtype", "shape", "bytes"}`` with the bytes in a uint8 tensor
+(:func:`pack_array` / :func:`unpack_array`).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+CHECKPOINT_FORMAT = "pedro-rl/ppo-checkpoint"
+CHECKPOINT_VERSION = 1
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, unreadable, corrupt or not written by pedro-train."""
+
+
+def pack_array(array: np.ndarray) -> dict[str, Any]:
+    """A numpy array as plain values and a uint8 tensor (safe under ``weights_only=True``)."""
+    array = np.ascontiguousarray(array)
+    raw = np.frombuffer(array.tobytes(), dtype=np.uint8).copy()
+    return {"dtype": array.dtype.str, "shape": list(array.shape), "bytes": torch.from_numpy(raw)}
+
+
+def unpack_array(packed: dict[str, Any]) -> np.ndarray:
+    """Inverse of :func:`pack_array` (a writable copy)."""
+    raw = packed["bytes"].numpy().tobytes()
+    return np.frombuffer(raw, dtype=np.dtype(packed["dtype"])).reshape(packed["shape"]).copy()
+
+
+def pack_arrays(arrays: dict[str, np.ndarray]) -> dict[str, dict[str, Any]]:
+    return {name: pack_array(array) for name, array in arrays.items()}
+
+
+def unpack_arrays(packed: dict[str, dict[str, Any]]) -> dict[str, np.ndarray]:
+    return {name: unpack_array(item) for name, item in packed.items()}
+
+
+def save_checkpoint(payload: dict[str, Any], path: str | Path) -> Path:
+    """Write ``payload`` (format and version added) to ``path`` atomically: a temporary file, fsync, rename.
+
+    A crash mid-write leaves the previous checkpoint intact.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **payload}
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(temporary, "wb") as handle:
+            torch.save(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+    return path
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read and check a checkpoint; raises CheckpointError saying what is wrong with the file."""
+    path = Path(path)
+    if path.is_dir():
+        candidate = path / "latest.pt"
+        if not candidate.is_file():
+            raise CheckpointError(f"no checkpoint in {path}: expected {candidate}")
+        path = candidate
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint not found: {path}")
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except (pickle.UnpicklingError, zipfile.BadZipFile, RuntimeError, EOFError, ValueError, OSError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise CheckpointError(
+            f"cannot read checkpoint {path}: the file is corrupt or not a torch checkpoint ({first_line})"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(
+            f"{path} is not a pedro-train checkpoint (no format {CHECKPOINT_FORMAT!r}); "
+            "checkpoints come from pedro-train, e.g. runs/NAME/latest.pt"
+        )
+    if payload.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} has version {payload.get('version')!r}; this version reads {CHECKPOINT_VERSION}"
+        )
+    for key in ("config", "network", "model"):
+        if key not in payload:
+            raise CheckpointError(f"checkpoint {path} is incomplete: it has no {key!r} entry")
+    return payload

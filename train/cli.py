@@ -1,0 +1,160 @@
+"""``pedro-train``: self-play PPO runs from YAML configs, with TensorBoard logs, checkpoints and evaluation.
+
+A run directory (``runs/<name>/``) holds::
+
+    config.yaml          the resolved config (every key, env rules included)
+    events.out.tfevents.*  TensorBoard scalars and the config as text
+    latest.pt            the checkpoint (rewritten atomically every checkpoint_interval decisions and at the end)
+    checkpoint-<N>.pt    interval checkpoints kept with keep_checkpoints
+    eval.txt, eval.json  the final evaluation table against each of eval_opponents
+
+Ctrl-C stops at the next update boundary and writes the checkpoint; ``pedro-train --resume runs/<name>``
+continues exactly where it stopped (a second Ctrl-C interrupts at once, losing the steps since the
+last checkpoint).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from train.config import (
+    TrainConfig,
+    TrainConfigError,
+    apply_overrides,
+    config_reference,
+    load_train_config,
+    make_train_config,
+)
+
+# keys a resumed run may change; the rest fix the run's structure or its exact continuation
+RESUME_KEYS = (
+    "total_decisions",
+    "device",
+    "torch_threads",
+    "eval_interval",
+    "eval_pairs",
+    "final_eval_pairs",
+    "checkpoint_interval",
+    "keep_checkpoints",
+    "log_interval",
+)
+
+EXAMPLES = """examples:
+  pedro-train configs/ppo_selfplay.yaml                      # the default run
+  pedro-train configs/ppo_selfplay.yaml --set lr=1e-4 num_envs=2048 --run-name wide
+  pedro-train configs/smoke.yaml --set env.target_score=31   # rule options go under env.
+  pedro-train --resume runs/wide                             # continue exactly where it stopped
+  pedro-train --resume runs/wide --set total_decisions=200000000   # ... and run longer
+  tensorboard --logdir runs
+  pedro-eval ckpt:runs/wide/latest.pt rule:heuristic --matches 1000
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pedro-train",
+        description="Train a Pedro policy by self-play PPO (config keys: pedro-train --list-keys).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("config", nargs="?", help="YAML config file (see configs/)")
+    parser.add_argument(
+        "--set", nargs="+", default=[], metavar="KEY=VALUE", help="override config keys (env.KEY for rule keys)"
+    )
+    parser.add_argument("--run-name", help="run directory name under runs_dir (default: config stem + time)")
+    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest.pt")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines instead)")
+    parser.add_argument("--list-keys", action="store_true", help="print every config key, default and meaning")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.list_keys:
+        for key, default, meaning in config_reference():
+            print(f"{key:22s} {default:38s} {meaning}")
+        return 0
+    try:
+        run_dir, config, payload = prepare_run(args)
+    except (TrainConfigError, CheckpointError, FileExistsError, ValueError) as error:
+        print(f"pedro-train: error: {error}", file=sys.stderr)
+        return 2
+    from train.run import run_training
+
+    try:
+        run_training(config, run_dir, payload, progress=not args.no_progress)
+    except (TrainConfigError, CheckpointError, ValueError) as error:
+        print(f"pedro-train: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def prepare_run(args: argparse.Namespace) -> tuple[Path, TrainConfig, dict[str, Any] | None]:
+    """The run directory, the config and (when resuming) the checkpoint to continue from."""
+    if args.resume:
+        if args.config:
+            raise TrainConfigError("give either a config file or --resume RUN_DIR, not both")
+        run_dir = Path(args.resume)
+        payload = load_checkpoint(run_dir)
+        saved = payload["config"]
+        overrides = apply_overrides({}, args.set)
+        fixed = [key for key in overrides if key not in RESUME_KEYS or key == "env"]
+        fixed = [key for key in fixed if key != "env" or overrides["env"]]
+        if fixed:
+            raise TrainConfigError(
+                f"cannot change {', '.join(fixed)} when resuming (the run must continue exactly); "
+                f"keys that may change: {', '.join(RESUME_KEYS)}"
+            )
+        overrides.pop("env", None)
+        config = make_train_config(make_train_config(**saved), **overrides)
+        return run_dir if run_dir.is_dir() else run_dir.parent, config, payload
+    if not args.config:
+        raise TrainConfigError("give a config file (e.g. configs/ppo_selfplay.yaml) or --resume RUN_DIR")
+    config = load_train_config(args.config, args.set)
+    name = args.run_name or config.run_name or f"{Path(args.config).stem}-{datetime.now():%Y%m%d-%H%M%S}"
+    config = make_train_config(config, run_name=name)
+    run_dir = Path(config.runs_dir) / name
+    if (run_dir / "latest.pt").exists():
+        raise FileExistsError(
+            f"run directory {run_dir} already holds a run: continue it with --resume {run_dir} "
+            "or choose another --run-name"
+        )
+    return run_dir, config, None
+
+
+def write_config(config: TrainConfig, run_dir: Path) -> Path:
+    import yaml
+
+    path = run_dir / "config.yaml"
+    path.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    return path
+
+
+def write_eval_table(results: dict[str, Any], run_dir: Path, decisions: int) -> str:
+    """eval.txt (the harness's tables) and eval.json (their summaries) in the run directory; returns the text."""
+    from train.evaluate import format_head_to_head
+
+    text = "\n\n".join(format_head_to_head(head) for head in results.values())
+    (run_dir / "eval.txt").write_text(f"policy after {decisions:,} decisions\n\n{text}\n")
+    document = {
+        "decisions": decisions,
+        "written": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "results": [head.to_dict(with_matches=False) for head in results.values()],
+    }
+    (run_dir / "eval.json").write_text(json.dumps(document, indent=2))
+    return text
+
+
+__all__ = ["main", "save_checkpoint", "prepare_run", "write_config", "write_eval_table"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,384 @@
+"""The training config: one frozen dataclass, read from YAML, overridable from the command line.
+
+A config file is a YAML mapping of :class:`TrainConfig` fields; the rules of the games played go
+under ``env:`` as :class:`pedro_env.config.PedroConfig` keys (RULES.md section 9 plus ``reward``,
+``episode``, ``max_deals``)::
+
+    total_decisions: 50_000_000
+    num_envs: 512
+    lr: 2.5e-4
+    env:
+      target_score: 62
+
+Command-line overrides use the same names, ``lr=1e-4`` or ``env.target_score=31``. Every key is
+checked in :func:`make_train_config`: an unknown one raises :class:`TrainConfigError` listing the
+known ones, a value of the wrong type or outside its range names the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from pedro_env.config import ConfigError, PedroConfig, make_config
+
+
+class TrainConfigError(ValueError):
+    """A training config key or value that is not allowed (the message names it and the allowed values)."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Every setting of a self-play PPO run (``pedro-train``). Decisions count every seat's actions in every game."""
+
+    # ---- the run ----
+    run_name: str = ""
+    """Name of the run directory under ``runs_dir`` (empty: ``<config file stem>-<date-time>``)."""
+    runs_dir: str = "runs"
+    """Directory holding the run directories."""
+    seed: int = 1
+    """Seeds the deals, the network initialisation, the sampling of actions and the opponents."""
+    device: str = "auto"
+    """``auto`` (CUDA when available, else CPU), ``cpu`` or ``cuda``."""
+    torch_threads: int = 0
+    """Threads torch may use on CPU (0: torch's default, one per core)."""
+    total_decisions: int = 20_000_000
+    """Length of the run in decisions (environment steps summed over all games)."""
+
+    # ---- the games ----
+    env: dict[str, Any] = field(default_factory=dict)
+    """Rule and episode options of the games (PedroConfig keys, e.g. ``{target_score: 62, variant: cinch}``)."""
+    num_envs: int = 512
+    """Games stepped together in the batched environment."""
+    rollout_steps: int = 64
+    """Environment steps per game between two updates (a rollout holds num_envs * rollout_steps decisions)."""
+
+    # ---- the network ----
+    hidden_sizes: tuple[int, ...] = (256, 256)
+    """Widths of the hidden layers of the actor (and of the critic)."""
+    shared_trunk: bool = True
+    """Actor and critic share the hidden layers (two heads; half the compute). A centralized critic has its own."""
+    centralized_critic: bool = False
+    """The critic sees the full state (every hand, the stock) during training; the actor sees only its observation."""
+
+    # ---- PPO ----
+    lr: float = 3e-4
+    """Adam learning rate."""
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0 over ``total_decisions``."""
+    gamma: float = 0.99
+    """Discount per decision of the same seat."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    update_epochs: int = 3
+    """Passes over each rollout."""
+    num_minibatches: int = 4
+    """Minibatches per pass."""
+    clip_coef: float = 0.2
+    """PPO ratio clip."""
+    clip_vloss: bool = True
+    """Clip the value loss around the rollout's values."""
+    ent_coef: float = 0.01
+    """Entropy bonus (entropy over legal actions only)."""
+    vf_coef: float = 0.5
+    """Value-loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient-norm clip."""
+    target_kl: float = 0.0
+    """Stop an update's passes early once the approximate KL exceeds this (0: never)."""
+    norm_adv: bool = True
+    """Normalise advantages per minibatch."""
+
+    # ---- opponents ----
+    opponent_share: float = 0.25
+    """Share of games in which the other team is an opponent (a league snapshot or a baseline), not the policy."""
+    baseline_opponents: tuple[str, ...] = ("rule:heuristic", "rule:cautious")
+    """Agent specs that join the opponent pool (any spec of agents.make_agent; empty: league only)."""
+    league_size: int = 5
+    """Frozen past policies kept in the opponent pool (0: no league); the oldest leaves first."""
+    league_interval: int = 2_000_000
+    """Decisions between two snapshots of the policy into the league."""
+
+    # ---- evaluation, logging, checkpoints ----
+    eval_interval: int = 2_000_000
+    """Decisions between two evaluations with the harness (0: only at the end)."""
+    eval_opponents: tuple[str, ...] = ("random", "rule:heuristic")
+    """Agent specs the policy is evaluated against (logged as eval/vs_<spec>/...)."""
+    eval_pairs: int = 100
+    """Duplicate match pairs per opponent in a periodic evaluation."""
+    final_eval_pairs: int = 500
+    """Duplicate match pairs per opponent in the evaluation table written at the end of the run."""
+    eval_seed: int = 1_000_000
+    """Seed of the evaluation deals (the same deals at every evaluation, so curves compare like with like)."""
+    checkpoint_interval: int = 5_000_000
+    """Decisions between two checkpoints (``latest.pt`` is rewritten; one is always written at the end)."""
+    keep_checkpoints: bool = False
+    """Also keep every interval checkpoint as ``checkpoint-<decisions>.pt``."""
+    log_interval: int = 1
+    """Updates between two writes of the loss and game scalars."""
+
+    # ---- derived ----
+    @property
+    def rollout_decisions(self) -> int:
+        """Decisions gathered per update."""
+        return self.num_envs * self.rollout_steps
+
+    @property
+    def num_updates(self) -> int:
+        """Updates in the run (the last may overshoot ``total_decisions`` by less than one rollout)."""
+        return max(1, math.ceil(self.total_decisions / self.rollout_decisions))
+
+    @property
+    def pedro_config(self) -> PedroConfig:
+        """The rules of the games (validated)."""
+        return make_config(**self.env)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain YAML/JSON-ready values (tuples as lists)."""
+        out: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            out[item.name] = (
+                list(value) if isinstance(value, tuple) else (dict(value) if isinstance(value, dict) else value)
+            )
+        return out
+
+
+DEVICES = ("auto", "cpu", "cuda")
+
+# key -> (lowest, highest or None, inclusive low) for numbers
+_RANGES: dict[str, tuple[float, float | None]] = {
+    "torch_threads": (0, None),
+    "total_decisions": (1, None),
+    "num_envs": (1, None),
+    "rollout_steps": (1, None),
+    "lr": (0.0, None),
+    "gamma": (0.0, 1.0),
+    "gae_lambda": (0.0, 1.0),
+    "update_epochs": (1, None),
+    "num_minibatches": (1, None),
+    "clip_coef": (0.0, None),
+    "ent_coef": (0.0, None),
+    "vf_coef": (0.0, None),
+    "max_grad_norm": (0.0, None),
+    "target_kl": (0.0, None),
+    "opponent_share": (0.0, 1.0),
+    "league_size": (0, None),
+    "league_interval": (1, None),
+    "eval_interval": (0, None),
+    "eval_pairs": (1, None),
+    "final_eval_pairs": (0, None),
+    "eval_seed": (0, None),
+    "checkpoint_interval": (1, None),
+    "log_interval": (1, None),
+}
+
+
+def _field_types() -> dict[str, type]:
+    return {
+        item.name: type(item.default) if item.default is not dataclasses.MISSING else dict
+        for item in fields(TrainConfig)
+    }
+
+
+def _coerce(key: str, value: Any, kind: type) -> Any:
+    """``value`` as a ``kind`` field (ints given for floats are accepted; YAML lists become tuples)."""
+    wrong = TrainConfigError(f"config key {key!r} = {value!r} is not allowed: it takes {_describe(key, kind)}")
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise wrong
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)  # 1e6 in YAML
+            raise wrong
+        return value
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise wrong
+        return float(value)
+    if kind is str:
+        if not isinstance(value, str):
+            raise wrong
+        return value
+    if kind is tuple:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if not isinstance(value, (list, tuple)):
+            raise wrong
+        element = int if key == "hidden_sizes" else str
+        if not all(isinstance(item, element) and not isinstance(item, bool) for item in value):
+            raise wrong
+        return tuple(value)
+    if kind is dict:
+        if not isinstance(value, dict):
+            raise wrong
+        return dict(value)
+    raise TypeError(f"unhandled field type {kind} of {key}")
+
+
+def _describe(key: str, kind: type) -> str:
+    if key == "device":
+        return f"one of {', '.join(DEVICES)}"
+    if key == "hidden_sizes":
+        return "a list of ints >= 1, e.g. [256, 256]"
+    if kind is tuple:
+        return "a list of agent specs, e.g. [random, rule:heuristic]"
+    if kind is dict:
+        return "a mapping of rule keys (pedro_env PedroConfig)"
+    names = {bool: "true or false", int: "an int", float: "a number", str: "a string"}
+    text = names[kind]
+    if key in _RANGES:
+        low, high = _RANGES[key]
+        text += f" >= {low}" if high is None else f" from {low} to {high}"
+    return text
+
+
+def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainConfig:
+    """Check ``values`` against :class:`TrainConfig` and return the frozen config (on top of ``base``).
+
+    Raises TrainConfigError for an unknown key (listing the known ones), a wrong type or a value out
+    of range, and for rule keys under ``env`` that pedro_env rejects.
+    """
+    types = _field_types()
+    unknown = [key for key in values if key not in types]
+    if unknown:
+        raise TrainConfigError(f"unknown config key {unknown[0]!r}: known keys are {', '.join(types)}")
+    merged = dataclasses.asdict(base or TrainConfig())
+    for key, value in values.items():
+        merged[key] = _coerce(key, value, types[key])
+    for key, (low, high) in _RANGES.items():
+        value = merged[key]
+        if (
+            value < low
+            or (high is not None and value > high)
+            or (isinstance(value, float) and not math.isfinite(value))
+        ):
+            raise TrainConfigError(
+                f"config key {key!r} = {value!r} is not allowed: it takes {_describe(key, types[key])}"
+            )
+    if merged["device"] not in DEVICES:
+        raise TrainConfigError(
+            f"config key 'device' = {merged['device']!r} is not allowed: allowed values are {', '.join(DEVICES)}"
+        )
+    if not merged["hidden_sizes"] or min(merged["hidden_sizes"]) < 1:
+        raise TrainConfigError(
+            f"config key 'hidden_sizes' = {list(merged['hidden_sizes'])!r}: {_describe('hidden_sizes', tuple)}"
+        )
+    if merged["rollout_steps"] * merged["num_envs"] < merged["num_minibatches"]:
+        raise TrainConfigError(
+            f"config keys 'num_minibatches' = {merged['num_minibatches']} exceeds the decisions of a rollout "
+            f"(num_envs * rollout_steps = {merged['num_envs'] * merged['rollout_steps']})"
+        )
+    if merged["opponent_share"] > 0 and not merged["baseline_opponents"] and merged["league_size"] == 0:
+        raise TrainConfigError(
+            "config key 'opponent_share' > 0 needs opponents: give 'baseline_opponents' or a 'league_size' >= 1"
+        )
+    try:
+        pedro_config = make_config(**merged["env"])
+    except ConfigError as error:
+        raise TrainConfigError(f"config key 'env': {error}") from None
+    if pedro_config.num_players != 4:
+        # the opponent and evaluation logic pits one team against another
+        raise TrainConfigError(
+            f"config key 'env': num_players = {pedro_config.num_players} is not supported for training yet: "
+            "allowed is 4 (two partnerships)"
+        )
+    _check_specs(merged)
+    return TrainConfig(**merged)
+
+
+def _check_specs(values: dict[str, Any]) -> None:
+    """Agent specs must name agents (checked without building them: checkpoints may be written later)."""
+    from agents import AGENT_SPECS, REGISTRY
+
+    for key in ("baseline_opponents", "eval_opponents"):
+        for spec in values[key]:
+            kind, sep, rest = spec.partition(":")
+            name = rest.split(",")[0]
+            ok = spec == "random" or (kind == "ckpt" and sep and rest) or (sep and name in REGISTRY.get(kind, {}))
+            if not ok:
+                raise TrainConfigError(
+                    f"config key {key!r}: unknown agent spec {spec!r}: allowed are {', '.join(AGENT_SPECS)}"
+                )
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """``'lr=1e-4'`` or ``'env.target_score=31'`` -> ``(key, value)``, the value read as YAML (``1e-4`` a float)."""
+    import yaml
+
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise TrainConfigError(f"expected KEY=VALUE (e.g. lr=1e-4 or env.target_score=31), got {text!r}")
+    value = yaml.safe_load(raw) if raw.strip() else ""
+    if isinstance(value, str) and _looks_like_number(value):
+        value = float(value)  # YAML 1.1 reads 1e-4 (no dot) as a string
+    return key, value
+
+
+def _looks_like_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def apply_overrides(values: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
+    """Apply ``KEY=VALUE`` assignments (``env.KEY`` for rule keys) to a mapping of config values."""
+    out = {**values, "env": dict(values.get("env") or {})}
+    for text in assignments:
+        key, value = parse_assignment(text)
+        if key.startswith("env."):
+            out["env"][key[4:]] = value
+        else:
+            out[key] = value
+    return out
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    """The mapping in a YAML config file (a clear error for a missing file or a file that is not a mapping)."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise TrainConfigError(f"config file not found: {path}")
+    try:
+        values = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise TrainConfigError(f"config file {path} is not valid YAML: {error}") from None
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise TrainConfigError(f"config file {path} must hold a mapping of config keys, got {type(values).__name__}")
+    return values
+
+
+def load_train_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
+    """A config file (or the defaults) plus ``KEY=VALUE`` overrides, checked."""
+    values = read_yaml(path) if path is not None else {}
+    values = {key.replace("-", "_"): value for key, value in values.items()}
+    return make_train_config(**apply_overrides(values, overrides or []))
+
+
+def config_reference() -> list[tuple[str, str, str]]:
+    """(key, default, meaning) for every TrainConfig field, from the field docstrings in this file."""
+    import ast
+    import inspect
+
+    source = inspect.getsource(TrainConfig)
+    tree = ast.parse(source)
+    docs: dict[str, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for index, node in enumerate(body[:-1]):
+        following = body[index + 1]
+        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
+            if isinstance(following.value, ast.Constant) and isinstance(following.value.value, str):
+                docs[node.target.id] = following.value.value  # type: ignore[attr-defined]
+    defaults = TrainConfig().to_dict()
+    return [(item.name, repr(defaults[item.name]), docs.get(item.name, "")) for item in fields(TrainConfig)]

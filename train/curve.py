@@ -1,0 +1,94 @@
+"""The learning curve of a run: evaluation win rates (with their 95% intervals) over wall-clock time.
+
+    python -m train.curve runs/NAME --out docs/learning_curve.png
+
+Reads the run's TensorBoard events (``eval/vs_<spec>/win_rate``, ``_low``, ``_high``); the time axis
+is minutes since the run's first event (a resumed run's pause counts too, so plot runs made in one go).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+
+def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
+    """spec tag -> {"minutes", "decisions", "win_rate", "low", "high"} from a run's events."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    events.Reload()
+    tags = events.Tags()["scalars"]
+    if not tags:
+        raise ValueError(f"no TensorBoard scalars in {run_dir}")
+    start = min(events.Scalars(tag)[0].wall_time for tag in tags)
+    curves: dict[str, dict[str, np.ndarray]] = {}
+    for tag in tags:
+        if not (tag.startswith("eval/vs_") and tag.endswith("/win_rate")):
+            continue
+        name = tag[len("eval/vs_") : -len("/win_rate")]
+        base = tag[: -len("win_rate")]
+        rate = events.Scalars(tag)
+        low = {event.step: event.value for event in events.Scalars(base + "win_rate_low")}
+        high = {event.step: event.value for event in events.Scalars(base + "win_rate_high")}
+        curves[name] = {
+            "minutes": np.array([(event.wall_time - start) / 60 for event in rate]),
+            "decisions": np.array([event.step for event in rate]),
+            "win_rate": np.array([event.value for event in rate]),
+            "low": np.array([low.get(event.step, np.nan) for event in rate]),
+            "high": np.array([high.get(event.step, np.nan) for event in rate]),
+        }
+    if not curves:
+        raise ValueError(f"no evaluation scalars (eval/vs_*/win_rate) in {run_dir}")
+    return curves
+
+
+def plot_curves(curves: dict[str, dict[str, np.ndarray]], out: str | Path, title: str) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(7.5, 4.5))
+    for name, curve in curves.items():
+        axis.plot(curve["minutes"], 100 * curve["win_rate"], marker="o", markersize=3, label=f"vs {name}")
+        axis.fill_between(curve["minutes"], 100 * curve["low"], 100 * curve["high"], alpha=0.2)
+    axis.axhline(50, color="grey", linewidth=0.8, linestyle=":")
+    axis.set_xlabel("wall-clock time (minutes)")
+    axis.set_ylabel("match win rate, duplicate (%)")
+    axis.set_ylim(0, 100)
+    axis.set_title(title)
+    axis.grid(alpha=0.3)
+    axis.legend(loc="lower right")
+    figure.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=120)
+    plt.close(figure)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.curve", description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", help="a pedro-train run directory")
+    parser.add_argument("--out", default=None, help="PNG path (default: RUN_DIR/learning_curve.png)")
+    parser.add_argument("--title", default=None, help="chart title")
+    args = parser.parse_args(argv)
+    curves = read_curves(args.run_dir)
+    out = plot_curves(curves, args.out or Path(args.run_dir) / "learning_curve.png", args.title or f"{args.run_dir}")
+    for name, curve in curves.items():
+        last = -1
+        print(
+            f"vs {name}: {100 * curve['win_rate'][last]:.1f}% [{100 * curve['low'][last]:.1f}, "
+            f"{100 * curve['high'][last]:.1f}] after {curve['minutes'][last]:.1f} min, "
+            f"{curve['decisions'][last]:,} decisions"
+        )
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

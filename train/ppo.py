@@ -1,0 +1,639 @@
+"""Self-play PPO with action masking: one shared actor-critic plays every seat of ``num_envs`` games.
+
+Reads top to bottom:
+
+1. :class:`Rollout` holds ``rollout_steps`` environment steps of every game, one decision per
+   (step, game); ``learner[t, b]`` says whether the policy made it (the other team of a game against
+   an opponent is played by the opponent and is not trained on).
+2. :class:`SeatCredit` gives every reward to the decision of the seat that earned it. The batched
+   env reports ``rewards[b, s]`` as seat ``s``'s reward since its own last decision; it reaches the
+   learner when ``s`` acts again (credited to its previous decision) or when the episode ends
+   (credited to every seat's last decision, which closes that seat's trajectory). A reward is never
+   paired with another seat's observation.
+3. :func:`seat_advantages` runs GAE over each seat's own sequence of decisions, a backward scan
+   with one carry per (game, seat). At the end of a rollout each seat's last decision is bootstrapped
+   with the value of the current position seen from that seat. A truncated match (``max_deals``)
+   ends the trajectory like a finished one.
+4. :func:`ppo_update` is CleanRL's clipped PPO on the learner's decisions, with the masks stored in
+   the rollout reused for the new logits and the entropy taken over legal actions only.
+5. :class:`Trainer` wires the env, the network, the opponents (:mod:`train.league`), evaluation with
+   the harness, TensorBoard and checkpoints; its whole state round-trips through
+   :meth:`Trainer.state_dict`, so a resumed run continues exactly.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents import make_agent
+from agents.networks import ActorCritic, NetworkShape, masked_entropy, masked_log_probs, sample_actions
+from agents.policy import PolicyAgent
+from pedro_env.actions import NUM_ACTIONS
+from pedro_env.encoding import full_state_size, observation_scale, observation_size
+from pedro_env.vector import PedroVectorEnv, VectorStep
+from train.checkpoint import pack_arrays, unpack_arrays
+from train.config import TrainConfig
+from train.league import OpponentPool
+from train.match import play_matches
+from train.ratings import HeadToHead
+
+ENV_SEED_STRIDE = 2**32  # training deals come from seed * 2**32 + game, far from the evaluation seeds
+
+
+# ---------------------------------------------------------------- 1. the rollout
+
+
+@dataclass
+class Rollout:
+    """One rollout, every array ``(T, B, ...)``: step ``t`` of game ``b`` is one decision."""
+
+    observations: np.ndarray  # (T, B, D) uint8: the actor's observation
+    critic_inputs: np.ndarray | None  # (T, B, C) uint8: the full state (centralized critic), else None
+    masks: np.ndarray  # (T, B, A) bool: legal actions
+    actions: np.ndarray  # (T, B) int64
+    log_probs: np.ndarray  # (T, B) float32: log-probability of the action under the acting policy
+    values: np.ndarray  # (T, B) float32: critic value of the decision's position
+    seats: np.ndarray  # (T, B) int8: absolute seat that decided
+    learner: np.ndarray  # (T, B) bool: the policy decided (False: an opponent's decision, not trained on)
+    rewards: np.ndarray  # (T, B) float32: reward credited to the decision (until the seat's next decision)
+    dones: np.ndarray  # (T, B) bool: the seat's trajectory ended after this decision (episode over)
+
+    @classmethod
+    def empty(cls, steps: int, games: int, observation_size: int, critic_size: int | None) -> Rollout:
+        return cls(
+            observations=np.zeros((steps, games, observation_size), dtype=np.uint8),
+            critic_inputs=None if critic_size is None else np.zeros((steps, games, critic_size), dtype=np.uint8),
+            masks=np.zeros((steps, games, NUM_ACTIONS), dtype=bool),
+            actions=np.zeros((steps, games), dtype=np.int64),
+            log_probs=np.zeros((steps, games), dtype=np.float32),
+            values=np.zeros((steps, games), dtype=np.float32),
+            seats=np.zeros((steps, games), dtype=np.int8),
+            learner=np.zeros((steps, games), dtype=bool),
+            rewards=np.zeros((steps, games), dtype=np.float32),
+            dones=np.zeros((steps, games), dtype=bool),
+        )
+
+
+# ---------------------------------------------------------------- 2. rewards to the seat that earned them
+
+
+class SeatCredit:
+    """Tracks each (game, seat)'s latest policy decision in the rollout and credits arriving rewards to it."""
+
+    def __init__(self, num_envs: int, num_players: int) -> None:
+        self.last = np.full((num_envs, num_players), -1, dtype=np.int64)  # rollout step of the latest decision, -1 none
+
+    def start(self) -> None:
+        """A new rollout: rewards for decisions of the previous one were covered by its bootstrap and are dropped."""
+        self.last[:] = -1
+
+    def _close_episodes(self, step: VectorStep, rollout: Rollout) -> np.ndarray:
+        ended = step.terminated | step.truncated
+        if ended.any():
+            games, seats = np.nonzero(ended[:, None] & (self.last >= 0))
+            index = self.last[games, seats]
+            rollout.rewards[index, games] += step.rewards[games, seats]
+            rollout.dones[index, games] = True
+            self.last[ended] = -1
+        return ended
+
+    def on_step(self, step: VectorStep, rollout: Rollout) -> None:
+        """Before ``step``'s actors decide: close ended episodes, credit each actor's reward since its last decision."""
+        ended = self._close_episodes(step, rollout)
+        games = np.flatnonzero(~ended)
+        actors = step.actor[games].astype(np.intp)
+        index = self.last[games, actors]
+        known = index >= 0
+        rollout.rewards[index[known], games[known]] += step.rewards[games[known], actors[known]]
+
+    def record(self, t: int, games: np.ndarray, seats: np.ndarray) -> None:
+        """The policy decided at step ``t`` for ``seats`` of ``games``."""
+        self.last[games, seats] = t
+
+    def finish(self, step: VectorStep, rollout: Rollout) -> np.ndarray:
+        """End of the rollout: credit every seat's rewards so far; returns (B, n) bool, seats to bootstrap."""
+        self._close_episodes(step, rollout)
+        games, seats = np.nonzero(self.last >= 0)
+        rollout.rewards[self.last[games, seats], games] += step.rewards[games, seats]
+        return self.last >= 0
+
+
+# ---------------------------------------------------------------- 3. GAE per seat
+
+
+def seat_advantages(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    dones: np.ndarray,
+    seats: np.ndarray,
+    learner: np.ndarray,
+    bootstrap: np.ndarray,
+    gamma: float,
+    gae_lambda: float,
+) -> np.ndarray:
+    """(T, B) GAE advantages, each decision's "next" being the same seat's next decision in the same game.
+
+    ``bootstrap`` (B, n): value after each seat's last decision of the rollout (ignored where that
+    decision is ``done``). Entries where ``learner`` is False are 0 and carry nothing.
+    """
+    steps, games = rewards.shape
+    rows = np.arange(games)
+    next_value = bootstrap.astype(np.float32, copy=True)
+    next_advantage = np.zeros_like(next_value)
+    advantages = np.zeros((steps, games), dtype=np.float32)
+    for t in range(steps - 1, -1, -1):
+        seat = seats[t].astype(np.intp)
+        live = 1.0 - dones[t].astype(np.float32)
+        delta = rewards[t] + gamma * next_value[rows, seat] * live - values[t]
+        advantage = delta + gamma * gae_lambda * live * next_advantage[rows, seat]
+        own = learner[t]
+        advantages[t] = np.where(own, advantage, 0.0)
+        next_value[rows[own], seat[own]] = values[t][own]
+        next_advantage[rows[own], seat[own]] = advantage[own]
+    return advantages
+
+
+# ---------------------------------------------------------------- 4. the PPO update
+
+
+def ppo_update(
+    network: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    rollout: Rollout,
+    advantages: np.ndarray,
+    config: TrainConfig,
+    rng: np.random.Generator,
+    device: torch.device,
+) -> dict[str, float]:
+    """Clipped PPO over the learner's decisions of ``rollout``; returns the last minibatch's losses and KL figures."""
+    chosen = np.flatnonzero(rollout.learner.reshape(-1))
+    if chosen.size == 0:
+        return {}
+
+    def gather(array: np.ndarray) -> torch.Tensor:
+        flat = array.reshape(array.shape[0] * array.shape[1], *array.shape[2:])
+        return torch.from_numpy(flat[chosen]).to(device)
+
+    observations = gather(rollout.observations)
+    critic_inputs = observations if rollout.critic_inputs is None else gather(rollout.critic_inputs)
+    masks, actions = gather(rollout.masks), gather(rollout.actions)
+    old_log_probs, old_values = gather(rollout.log_probs), gather(rollout.values)
+    flat_advantages = gather(advantages)
+    returns = flat_advantages + old_values
+
+    batch = chosen.size
+    minibatches = min(config.num_minibatches, batch)
+    clip_fractions: list[float] = []
+    stats: dict[str, float] = {}
+    approx_kl = torch.zeros(())
+    for _ in range(config.update_epochs):
+        order = rng.permutation(batch)
+        for part in np.array_split(order, minibatches):
+            index = torch.from_numpy(part).to(device)
+            logits, new_value = network.logits_and_value(
+                observations[index], masks[index], None if rollout.critic_inputs is None else critic_inputs[index]
+            )
+            log_probs = masked_log_probs(logits)
+            new_log_prob = log_probs.gather(1, actions[index].unsqueeze(1)).squeeze(1)
+            entropy = masked_entropy(logits, masks[index])
+
+            log_ratio = new_log_prob - old_log_probs[index]
+            ratio = log_ratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - log_ratio).mean()
+                clip_fractions.append(((ratio - 1.0).abs() > config.clip_coef).float().mean().item())
+
+            advantage = flat_advantages[index]
+            if config.norm_adv and advantage.numel() > 1:
+                advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+            policy_loss = torch.max(
+                -advantage * ratio, -advantage * torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)
+            ).mean()
+
+            if config.clip_vloss:
+                clipped = old_values[index] + torch.clamp(
+                    new_value - old_values[index], -config.clip_coef, config.clip_coef
+                )
+                value_loss = 0.5 * torch.max((new_value - returns[index]) ** 2, (clipped - returns[index]) ** 2).mean()
+            else:
+                value_loss = 0.5 * ((new_value - returns[index]) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = policy_loss - config.ent_coef * entropy_loss + config.vf_coef * value_loss
+
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
+            optimizer.step()
+            stats = {
+                "policy_loss": policy_loss.item(),
+                "value_loss": value_loss.item(),
+                "entropy": entropy_loss.item(),
+            }
+        if config.target_kl and approx_kl.item() > config.target_kl:
+            break
+
+    predicted, target = old_values.cpu().numpy(), returns.cpu().numpy()
+    target_variance = float(np.var(target))
+    explained = math.nan if target_variance == 0 else 1.0 - float(np.var(target - predicted)) / target_variance
+    return {
+        **stats,
+        "approx_kl": approx_kl.item(),
+        "clipfrac": float(np.mean(clip_fractions)),
+        "explained_variance": explained,
+        "learner_decisions": float(batch),
+    }
+
+
+# ---------------------------------------------------------------- 5. the trainer
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` -> CUDA when available, else CPU; ``cuda`` without CUDA is an error."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' was asked for but torch sees no CUDA device: use device=auto or device=cpu")
+    return torch.device(name)
+
+
+def tag_of(spec: str) -> str:
+    """An agent spec as a TensorBoard tag piece: ``rule:heuristic`` -> ``rule_heuristic``."""
+    return "".join(char if char.isalnum() or char in "-_." else "_" for char in spec)
+
+
+class GameStats:
+    """Counts over the deals and matches seen since the last log (what the ``game/`` scalars report).
+
+    ``avg_bid`` and ``bid_made_rate`` count every deal; ``points_per_deal`` (the policy's team's score
+    change minus the opponent's) and ``match_win_rate`` count the games against opponents, since
+    self-play games are zero-sum by construction.
+    """
+
+    NAMES = ("deals", "bid_total", "bids_made", "bids", "opponent_deals", "margin", "matches", "wins")
+
+    def __init__(self) -> None:
+        self.values = dict.fromkeys(self.NAMES, 0.0)
+
+    def record(self, step: VectorStep, opponent_of_game: np.ndarray, learner_team: np.ndarray) -> None:
+        if step.deal_over.any():
+            games = np.flatnonzero(step.deal_over & ~step.deals["redeal"])
+            bid = step.deals["maker"][games] >= 0
+            self.values["deals"] += games.size
+            self.values["bids"] += int(bid.sum())
+            self.values["bid_total"] += float(step.deals["bid"][games][bid].sum())
+            self.values["bids_made"] += int((step.deals["made"][games][bid] == 1).sum())
+            against = games[opponent_of_game[games] >= 0]
+            if against.size:
+                delta = step.deals["delta"][against].astype(np.float64)
+                mine = learner_team[against]
+                self.values["opponent_deals"] += against.size
+                self.values["margin"] += float(
+                    (delta[np.arange(against.size), mine] - delta[np.arange(against.size), 1 - mine]).sum()
+                )
+        ended = np.flatnonzero(step.terminated & (opponent_of_game >= 0))
+        if ended.size:
+            self.values["matches"] += ended.size
+            self.values["wins"] += int((step.deals["winner"][ended] == learner_team[ended]).sum())
+
+    def scalars(self) -> dict[str, float]:
+        values = self.values
+        out = {}
+        if values["bids"]:
+            out["game/avg_bid"] = values["bid_total"] / values["bids"]
+            out["game/bid_made_rate"] = values["bids_made"] / values["bids"]
+        if values["opponent_deals"]:
+            out["game/points_per_deal"] = values["margin"] / values["opponent_deals"]
+        if values["matches"]:
+            out["game/match_win_rate"] = values["wins"] / values["matches"]
+        return out
+
+    def clear(self) -> None:
+        self.values = dict.fromkeys(self.NAMES, 0.0)
+
+
+class Trainer:
+    """Everything of one run: env, network, optimizer, opponents, counters and RNGs (see the module docstring)."""
+
+    def __init__(self, config: TrainConfig, device: torch.device | None = None) -> None:
+        self.config = config
+        self.rules = config.pedro_config
+        self.device = device if device is not None else resolve_device(config.device)
+        if config.torch_threads:
+            torch.set_num_threads(config.torch_threads)
+        torch.manual_seed(config.seed)  # the network's initial weights
+        self.venv = PedroVectorEnv(config.num_envs, self.rules)
+        size = observation_size(self.rules)
+        self.shape = NetworkShape(
+            observation_size=size,
+            critic_input_size=full_state_size(self.rules) if config.centralized_critic else size,
+            num_actions=NUM_ACTIONS,
+            hidden_sizes=tuple(config.hidden_sizes),
+            shared_trunk=config.shared_trunk and not config.centralized_critic,
+        )
+        self.scale = observation_scale(self.rules)
+        self.network = ActorCritic(self.shape, self.scale).to(self.device)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.lr, eps=1e-5)
+        self.rng = np.random.default_rng([config.seed, 0])  # opponent assignment, minibatch order
+        self.opponent_rng = np.random.default_rng([config.seed, 1])  # the opponents' own choices
+        self.sampler = torch.Generator(device=self.device)
+        self.sampler.manual_seed(config.seed)
+        self.pool = OpponentPool(self.rules, config.baseline_opponents, config.league_size, self.shape, self.scale)
+        self.pool.add_snapshot(self.network, 0)
+        self.team_of_seat = self.rules.team_of_seat.astype(np.intp)
+        self.credit = SeatCredit(config.num_envs, self.rules.num_players)
+        self.rollout = Rollout.empty(
+            config.rollout_steps,
+            config.num_envs,
+            size,
+            self.shape.critic_input_size if config.centralized_critic else None,
+        )
+        self.game_stats = GameStats()
+        self.decisions = 0
+        self.updates = 0
+        self.elapsed_s = 0.0  # training wall time over all sessions of the run
+        self.next_league = config.league_interval
+        self.next_eval = config.eval_interval if config.eval_interval else math.inf
+        self.next_checkpoint = config.checkpoint_interval
+        self.latest_eval: dict[str, dict[str, float]] = {}
+        self.step = self.venv.reset(seed=config.seed * ENV_SEED_STRIDE)
+        self.opponent_of_game = np.full(config.num_envs, -1, dtype=np.int64)  # pool index, -1 = self-play
+        self.learner_team = np.zeros(config.num_envs, dtype=np.intp)  # the policy's team in a game vs an opponent
+        self._assign_opponents(np.arange(config.num_envs))
+
+    # -- the games --------------------------------------------------------------------------
+
+    def _assign_opponents(self, games: np.ndarray) -> None:
+        """New matches in ``games``: a share ``opponent_share`` of them against a random pool member."""
+        if games.size == 0:
+            return
+        against = self.rng.random(games.size) < self.config.opponent_share
+        opponents = self.rng.integers(0, max(1, len(self.pool)), size=games.size)
+        teams = self.rng.integers(0, 2, size=games.size)
+        if len(self.pool) == 0:
+            against[:] = False
+        self.opponent_of_game[games] = np.where(against, opponents, -1)
+        self.learner_team[games] = teams
+
+    def _critic_inputs(self, viewers: np.ndarray | None = None) -> np.ndarray:
+        state = self.venv.state
+        assert state is not None
+        viewers = state.actor if viewers is None else viewers
+        if self.config.centralized_critic:
+            return self.venv.encoder.encode_full_state(state, viewers)
+        return self.venv.encoder.encode(state, viewers)
+
+    @torch.no_grad()
+    def collect(self) -> Rollout:
+        """Play ``rollout_steps`` steps of every game; returns the filled rollout and the (T, B) advantages."""
+        config, rollout, credit = self.config, self.rollout, self.credit
+        rollout.rewards[:] = 0.0
+        rollout.dones[:] = False
+        credit.start()
+        games = np.arange(config.num_envs)
+        for t in range(config.rollout_steps):
+            step = self.step
+            credit.on_step(step, rollout)
+            masks = step.action_mask.view(bool)
+            learner = (self.opponent_of_game < 0) | (self.team_of_seat[step.actor] == self.learner_team)
+
+            observations = torch.from_numpy(step.observation).to(self.device)
+            critic_inputs = None
+            if config.centralized_critic:
+                critic_inputs = self._critic_inputs()
+                rollout.critic_inputs[t] = critic_inputs  # type: ignore[index]
+                critic_inputs = torch.from_numpy(critic_inputs).to(self.device)
+            logits, values = self.network.logits_and_value(
+                observations, torch.from_numpy(masks).to(self.device), critic_inputs
+            )
+            actions_t = sample_actions(logits, self.sampler)
+            log_probs = masked_log_probs(logits).gather(1, actions_t.unsqueeze(1)).squeeze(1)
+            actions = actions_t.cpu().numpy()
+            opponent_games = np.flatnonzero(~learner)
+            if opponent_games.size:
+                actions[opponent_games] = self.pool.act(
+                    self.opponent_of_game[opponent_games],
+                    step.observation[opponent_games],
+                    step.action_mask[opponent_games],
+                    self.opponent_rng,
+                )
+
+            rollout.observations[t] = step.observation
+            rollout.masks[t] = masks
+            rollout.actions[t] = actions
+            rollout.log_probs[t] = log_probs.cpu().numpy()
+            rollout.values[t] = values.cpu().numpy()
+            rollout.seats[t] = step.actor
+            rollout.learner[t] = learner
+            own = games[learner]
+            credit.record(t, own, step.actor[own].astype(np.intp))
+
+            self.step = self.venv.step(actions)
+            self.game_stats.record(self.step, self.opponent_of_game, self.learner_team)
+            ended = np.flatnonzero(self.step.terminated | self.step.truncated)
+            self._assign_opponents(ended)
+            self.decisions += config.num_envs
+        return rollout
+
+    @torch.no_grad()
+    def advantages(self, rollout: Rollout) -> np.ndarray:
+        """Credit the rewards still pending, bootstrap every open trajectory from its seat's view, run GAE."""
+        open_seats = self.credit.finish(self.step, rollout)
+        bootstrap = np.zeros(open_seats.shape, dtype=np.float32)
+        for seat in range(self.rules.num_players):
+            games = np.flatnonzero(open_seats[:, seat])
+            if games.size == 0:
+                continue
+            viewers = np.full(self.config.num_envs, seat, dtype=np.int8)
+            inputs = torch.from_numpy(self._critic_inputs(viewers)[games]).to(self.device)
+            bootstrap[games, seat] = self.network.value(inputs).cpu().numpy()
+        return seat_advantages(
+            rollout.rewards,
+            rollout.values,
+            rollout.dones,
+            rollout.seats,
+            rollout.learner,
+            bootstrap,
+            self.config.gamma,
+            self.config.gae_lambda,
+        )
+
+    def learning_rate(self) -> float:
+        """The learning rate of the next update (linear decay to 0 over the run with ``anneal_lr``)."""
+        if not self.config.anneal_lr:
+            return self.config.lr
+        return self.config.lr * max(0.0, 1.0 - self.updates / self.config.num_updates)
+
+    def train_step(self) -> dict[str, float]:
+        """One rollout and one update; returns the update's statistics."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate()
+        rollout = self.collect()
+        advantages = self.advantages(rollout)
+        stats = ppo_update(self.network, self.optimizer, rollout, advantages, self.config, self.rng, self.device)
+        self.updates += 1
+        stats["learning_rate"] = self.optimizer.param_groups[0]["lr"]
+        if self.decisions >= self.next_league:
+            self.pool.add_snapshot(self.network, self.decisions)
+            self.next_league += self.config.league_interval
+        return stats
+
+    # -- evaluation ------------------------------------------------------------------------
+
+    def policy_agent(self) -> PolicyAgent:
+        """A frozen CPU copy of the current policy, playing its most probable action."""
+        network = copy.deepcopy(self.network).to("cpu").eval()
+        agent = PolicyAgent(self.rules, network, greedy=True)
+        agent.name = "policy"
+        return agent
+
+    def evaluate(self, pairs: int, progress: Callable[[str], None] | None = None) -> dict[str, HeadToHead]:
+        """Duplicate matches of the current policy against each of ``eval_opponents`` on the evaluation seeds."""
+        policy = self.policy_agent()
+        results = {}
+        for spec in self.config.eval_opponents:
+            if progress is not None:
+                progress(spec)
+            opponent = make_agent(spec, self.rules)
+            batch_size = min(1024, 2 * pairs)
+            started = time.perf_counter()
+            matches = play_matches(
+                [[policy], [opponent]],
+                self.rules,
+                pairs,
+                seed=self.config.eval_seed,
+                batch_size=batch_size,
+                rng=np.random.default_rng(self.config.eval_seed),
+            )
+            results[spec] = HeadToHead(
+                side_a="policy",
+                side_b=spec,
+                config=self.rules,
+                seed=self.config.eval_seed,
+                duplicate=True,
+                pairs=pairs,
+                batch_size=batch_size,
+                results=matches,
+                workers=1,
+                elapsed_s=time.perf_counter() - started,
+            )
+        self.latest_eval = {spec: eval_scalars(head) for spec, head in results.items()}
+        return results
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything a resumed run needs, as tensors and plain values (see train.checkpoint)."""
+        step = self.step
+        step_arrays = {
+            "actor": step.actor,
+            "observation": step.observation,
+            "action_mask": step.action_mask,
+            "rewards": step.rewards,
+        }
+        return {
+            "config": self.config.to_dict(),
+            "network": self.shape.to_dict(),
+            "model": self.network.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "counters": {
+                "decisions": self.decisions,
+                "updates": self.updates,
+                "elapsed_s": self.elapsed_s,
+                "next_league": self.next_league,
+                "next_eval": self.next_eval if math.isfinite(self.next_eval) else -1,
+                "next_checkpoint": self.next_checkpoint,
+            },
+            "rng": {
+                "trainer": self.rng.bit_generator.state,
+                "opponents": self.opponent_rng.bit_generator.state,
+                "sampler": self.sampler.get_state(),
+            },
+            "env": pack_arrays(self.venv.snapshot()),
+            "step": pack_arrays(step_arrays),
+            "games": pack_arrays({"opponent_of_game": self.opponent_of_game, "learner_team": self.learner_team}),
+            "league": self.pool.state_dict(),
+            "game_stats": dict(self.game_stats.values),
+            "latest_eval": self.latest_eval,
+        }
+
+    def load_state_dict(self, payload: dict[str, Any]) -> None:
+        """Continue from :meth:`state_dict` (a checkpoint of a run with the same structure)."""
+        self.network.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        counters = payload["counters"]
+        self.decisions = int(counters["decisions"])
+        self.updates = int(counters["updates"])
+        self.elapsed_s = float(counters["elapsed_s"])
+        self.next_league = int(counters["next_league"])
+        self.next_eval = math.inf if int(counters["next_eval"]) < 0 else int(counters["next_eval"])
+        if not self.config.eval_interval:
+            self.next_eval = math.inf
+        self.next_checkpoint = int(counters["next_checkpoint"])
+        self.rng.bit_generator.state = payload["rng"]["trainer"]
+        self.opponent_rng.bit_generator.state = payload["rng"]["opponents"]
+        self.sampler.set_state(payload["rng"]["sampler"])
+        self.step = self.venv.restore(unpack_arrays(payload["env"]))
+        saved_step = unpack_arrays(payload["step"])
+        if not (
+            np.array_equal(saved_step["actor"], self.step.actor)
+            and np.array_equal(saved_step["observation"], self.step.observation)
+        ):
+            raise ValueError("the checkpoint's environment does not reproduce its saved observations")
+        self.step.rewards[:] = saved_step["rewards"]
+        games = unpack_arrays(payload["games"])
+        self.opponent_of_game[:] = games["opponent_of_game"]
+        self.learner_team[:] = games["learner_team"]
+        self.pool.load_state_dict(payload["league"])
+        self.game_stats.values = {name: float(value) for name, value in payload["game_stats"].items()}
+        self.latest_eval = {spec: dict(values) for spec, values in payload["latest_eval"].items()}
+
+
+def eval_scalars(head: HeadToHead) -> dict[str, float]:
+    """Win rate (decided matches) with its 95% interval, and points per deal, of one evaluation."""
+    low, high = head.win_rate_ci
+    return {
+        "win_rate": float(head.win_rate),
+        "win_rate_low": float(low),
+        "win_rate_high": float(high),
+        "points_per_deal": float(head.points_per_deal.value),
+        "matches": float(head.matches),
+    }
+
+
+class StopRequest:
+    """Ctrl-C handling: the first SIGINT asks the run to stop at the next update boundary (and checkpoint);
+    a second one interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> StopRequest:
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        except ValueError:  # not the main thread: no handler, Ctrl-C behaves as usual
+            self._previous = None
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.requested = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def checkpoint_path(run_dir: Path) -> Path:
+    return Path(run_dir) / "latest.pt"
