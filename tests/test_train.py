@@ -278,6 +278,32 @@ def test_checkpoint_agent_plays_legal_actions(tmp_path: Path) -> None:
         make_agent(f"ckpt:{tmp_path / 'run'}", make_config(num_players=3, scoring="simple"))
 
 
+def test_opponent_and_partner_games_seat_the_right_players() -> None:
+    trainer = Trainer(tiny_config(num_envs=400, opponent_share=0.3, partner_share=0.3))
+    controller, team = trainer.seat_controller, trainer.learner_team
+    team_of_seat = trainer.rules.team_of_seat
+    self_play = team < 0
+    assert (controller[self_play] == -1).all()
+    kinds = {"self": 0, "opponent": 0, "partner": 0}
+    for game in np.flatnonzero(~self_play):
+        mine = team_of_seat == team[game]
+        assert (controller[game, ~mine] >= 0).all() and len(set(controller[game, ~mine])) == 1
+        policy_seats = int((controller[game, mine] < 0).sum())
+        assert policy_seats in (1, 2)  # a partner game leaves the policy one seat of its team
+        if policy_seats == 1:
+            assert controller[game, mine].max() < len(trainer.pool.baselines)  # partners are baselines
+        kinds["partner" if policy_seats == 1 else "opponent"] += 1
+    kinds["self"] = int(self_play.sum())
+    assert all(60 < count < 180 for count in kinds.values()), kinds
+    before = controller.copy()
+    rollout = trainer.collect()
+    seats = rollout.seats.astype(np.intp)
+    rows = np.arange(trainer.config.num_envs)
+    assert rollout.learner[0].tolist() == (before[rows, seats[0]] < 0).tolist()
+    with pytest.raises(TrainConfigError, match="must sum to at most 1"):
+        make_train_config(opponent_share=0.7, partner_share=0.5)
+
+
 def test_centralized_critic_trains(tmp_path: Path) -> None:
     trainer = Trainer(tiny_config(centralized_critic=True))
     stats = trainer.train_step()

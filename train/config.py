@@ -45,7 +45,7 @@ class TrainConfig:
     """``auto`` (CUDA when available, else CPU), ``cpu`` or ``cuda``."""
     torch_threads: int = 0
     """Threads torch may use on CPU (0: torch's default, one per core)."""
-    total_decisions: int = 20_000_000
+    total_decisions: int = 12_000_000
     """Length of the run in decisions (environment steps summed over all games)."""
 
     # ---- the games ----
@@ -95,6 +95,8 @@ class TrainConfig:
     # ---- opponents ----
     opponent_share: float = 0.25
     """Share of games in which the other team is an opponent (a league snapshot or a baseline), not the policy."""
+    partner_share: float = 0.2
+    """Share of games in which one seat of the policy's team is a baseline partner (against a pool member)."""
     baseline_opponents: tuple[str, ...] = ("rule:heuristic", "rule:cautious")
     """Agent specs that join the opponent pool (any spec of agents.make_agent; empty: league only)."""
     league_size: int = 5
@@ -166,6 +168,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "max_grad_norm": (0.0, None),
     "target_kl": (0.0, None),
     "opponent_share": (0.0, 1.0),
+    "partner_share": (0.0, 1.0),
     "league_size": (0, None),
     "league_interval": (1, None),
     "eval_interval": (0, None),
@@ -273,6 +276,15 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
         raise TrainConfigError(
             f"config keys 'num_minibatches' = {merged['num_minibatches']} exceeds the decisions of a rollout "
             f"(num_envs * rollout_steps = {merged['num_envs'] * merged['rollout_steps']})"
+        )
+    if merged["opponent_share"] + merged["partner_share"] > 1:
+        raise TrainConfigError(
+            f"config keys 'opponent_share' + 'partner_share' = {merged['opponent_share'] + merged['partner_share']} "
+            "is not allowed: they are shares of the games and must sum to at most 1"
+        )
+    if merged["partner_share"] > 0 and not merged["baseline_opponents"]:
+        raise TrainConfigError(
+            "config key 'partner_share' > 0 needs 'baseline_opponents' (the partners come from them)"
         )
     if merged["opponent_share"] > 0 and not merged["baseline_opponents"] and merged["league_size"] == 0:
         raise TrainConfigError(

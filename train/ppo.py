@@ -285,7 +285,8 @@ class GameStats:
     def __init__(self) -> None:
         self.values = dict.fromkeys(self.NAMES, 0.0)
 
-    def record(self, step: VectorStep, opponent_of_game: np.ndarray, learner_team: np.ndarray) -> None:
+    def record(self, step: VectorStep, learner_team: np.ndarray) -> None:
+        """``learner_team`` (B,): the policy's team in a game against an opponent, -1 in self-play."""
         if step.deal_over.any():
             games = np.flatnonzero(step.deal_over & ~step.deals["redeal"])
             bid = step.deals["maker"][games] >= 0
@@ -293,7 +294,7 @@ class GameStats:
             self.values["bids"] += int(bid.sum())
             self.values["bid_total"] += float(step.deals["bid"][games][bid].sum())
             self.values["bids_made"] += int((step.deals["made"][games][bid] == 1).sum())
-            against = games[opponent_of_game[games] >= 0]
+            against = games[learner_team[games] >= 0]
             if against.size:
                 delta = step.deals["delta"][against].astype(np.float64)
                 mine = learner_team[against]
@@ -301,7 +302,7 @@ class GameStats:
                 self.values["margin"] += float(
                     (delta[np.arange(against.size), mine] - delta[np.arange(against.size), 1 - mine]).sum()
                 )
-        ended = np.flatnonzero(step.terminated & (opponent_of_game >= 0))
+        ended = np.flatnonzero(step.terminated & (learner_team >= 0))
         if ended.size:
             self.values["matches"] += ended.size
             self.values["wins"] += int((step.deals["winner"][ended] == learner_team[ended]).sum())
@@ -367,23 +368,38 @@ class Trainer:
         self.next_checkpoint = config.checkpoint_interval
         self.latest_eval: dict[str, dict[str, float]] = {}
         self.step = self.venv.reset(seed=config.seed * ENV_SEED_STRIDE)
-        self.opponent_of_game = np.full(config.num_envs, -1, dtype=np.int64)  # pool index, -1 = self-play
-        self.learner_team = np.zeros(config.num_envs, dtype=np.intp)  # the policy's team in a game vs an opponent
+        # who plays each seat: -1 the policy, else an index into the opponent pool
+        self.seat_controller = np.full((config.num_envs, self.rules.num_players), -1, dtype=np.int64)
+        self.learner_team = np.full(config.num_envs, -1, dtype=np.intp)  # the policy's team; -1 in self-play
         self._assign_opponents(np.arange(config.num_envs))
 
     # -- the games --------------------------------------------------------------------------
 
     def _assign_opponents(self, games: np.ndarray) -> None:
-        """New matches in ``games``: a share ``opponent_share`` of them against a random pool member."""
+        """New matches in ``games``: who plays each seat.
+
+        A share ``opponent_share`` is against a random pool member (the other team's seats); a share
+        ``partner_share`` is against a random pool member too, with one seat of the policy's team played
+        by a random baseline (so the policy learns to partner players it has not trained with); the
+        rest is self-play.
+        """
         if games.size == 0:
             return
-        against = self.rng.random(games.size) < self.config.opponent_share
-        opponents = self.rng.integers(0, max(1, len(self.pool)), size=games.size)
-        teams = self.rng.integers(0, 2, size=games.size)
-        if len(self.pool) == 0:
-            against[:] = False
-        self.opponent_of_game[games] = np.where(against, opponents, -1)
-        self.learner_team[games] = teams
+        config, count = self.config, games.size
+        draw = self.rng.random(count)
+        opponents = self.rng.integers(0, max(1, len(self.pool)), size=count)
+        teams = self.rng.integers(0, 2, size=count)
+        partners = self.rng.integers(0, max(1, len(self.pool.baselines)), size=count)
+        partner_position = self.rng.integers(0, 2, size=count)
+        against = (draw < config.opponent_share + config.partner_share) & (len(self.pool) > 0)
+        partnered = against & (draw >= config.opponent_share) & (len(self.pool.baselines) > 0)
+        other_team = self.team_of_seat[None, :] != teams[:, None]
+        controller = np.where(against[:, None] & other_team, opponents[:, None], -1).astype(np.int64)
+        rows = np.flatnonzero(partnered)
+        partner_seat = teams + 2 * partner_position  # the team's seats are t and t + 2
+        controller[rows, partner_seat[rows]] = partners[rows]
+        self.seat_controller[games] = controller
+        self.learner_team[games] = np.where(against, teams, -1)
 
     def _critic_inputs(self, viewers: np.ndarray | None = None) -> np.ndarray:
         state = self.venv.state
@@ -405,7 +421,8 @@ class Trainer:
             step = self.step
             credit.on_step(step, rollout)
             masks = step.action_mask.view(bool)
-            learner = (self.opponent_of_game < 0) | (self.team_of_seat[step.actor] == self.learner_team)
+            controller = self.seat_controller[games, step.actor]
+            learner = controller < 0
 
             observations = torch.from_numpy(step.observation).to(self.device)
             critic_inputs = None
@@ -422,7 +439,7 @@ class Trainer:
             opponent_games = np.flatnonzero(~learner)
             if opponent_games.size:
                 actions[opponent_games] = self.pool.act(
-                    self.opponent_of_game[opponent_games],
+                    controller[opponent_games],
                     step.observation[opponent_games],
                     step.action_mask[opponent_games],
                     self.opponent_rng,
@@ -439,7 +456,7 @@ class Trainer:
             credit.record(t, own, step.actor[own].astype(np.intp))
 
             self.step = self.venv.step(actions)
-            self.game_stats.record(self.step, self.opponent_of_game, self.learner_team)
+            self.game_stats.record(self.step, self.learner_team)
             ended = np.flatnonzero(self.step.terminated | self.step.truncated)
             self._assign_opponents(ended)
             self.decisions += config.num_envs
@@ -561,7 +578,7 @@ class Trainer:
             },
             "env": pack_arrays(self.venv.snapshot()),
             "step": pack_arrays(step_arrays),
-            "games": pack_arrays({"opponent_of_game": self.opponent_of_game, "learner_team": self.learner_team}),
+            "games": pack_arrays({"seat_controller": self.seat_controller, "learner_team": self.learner_team}),
             "league": self.pool.state_dict(),
             "game_stats": dict(self.game_stats.values),
             "latest_eval": self.latest_eval,
@@ -592,7 +609,7 @@ class Trainer:
             raise ValueError("the checkpoint's environment does not reproduce its saved observations")
         self.step.rewards[:] = saved_step["rewards"]
         games = unpack_arrays(payload["games"])
-        self.opponent_of_game[:] = games["opponent_of_game"]
+        self.seat_controller[:] = games["seat_controller"]
         self.learner_team[:] = games["learner_team"]
         self.pool.load_state_dict(payload["league"])
         self.game_stats.values = {name: float(value) for name, value in payload["game_stats"].items()}
