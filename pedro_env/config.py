@@ -48,21 +48,24 @@ class PedroConfig:
     min_bid: int = 1
     """Lowest bid allowed (house rules 6 or 7)."""
     all_pass: str = "dealer_forced"
-    """When the first n-1 players pass: ``dealer_forced`` (the dealer must bid) or ``redeal``."""
+    """When the first n-1 players pass: ``dealer_forced`` (the dealer must bid) or ``redeal`` (thrown in)."""
     variant: str = "cinch"
     """Point cards: ``cinch`` 14, ``sancho`` 23 (+9 of trumps), ``dom`` 17 (+3 of trumps), ``pitch`` 4 (no Pedros)."""
     six_card: bool = False
     """Deal 6 cards and skip discard and draw."""
     refill: str = "maker_sorted"
-    """Stock refill: ``maker_sorted`` (the maker takes trumps first, face up), ``top``, ``dealer_robs``."""
+    """How the stock refills hands: ``maker_sorted`` (the maker takes the trumps first, face up), ``top`` (everyone
+    from the top) or ``dealer_robs`` (the dealer robs the rest of the pack)."""
     scoring: str = "difference"
-    """``difference`` (made: the side with more points scores the difference) or ``simple`` (each its points)."""
+    """Made: ``difference`` (the side with more points scores the difference) or ``simple`` (each side scores its
+    points). Set: the maker's side loses the bid either way."""
     low: str = "captured"
     """Low scores for the side that ``captured`` the 2 of trumps, or the side that ``held`` it when play began."""
     renege: str = "forbid"
-    """``forbid`` (an illegal card raises) or ``penalty`` (accepted; the deal ends and the offenders are punished)."""
+    """``forbid`` (an illegal card raises) or ``penalty`` (accepted: the deal ends and the offenders are punished)."""
     reward: str = "points"
-    """``points``: each deal, team score change minus the opponents', over the total; ``win``: +1/-1 at match end."""
+    """``points``: at every deal's end, team score change minus the opponents', over the total points; ``win``:
+    +1/-1 at the match's end."""
     episode: str = "match"
     """``match``: an episode is a whole match; ``deal``: every episode is one deal of a fresh match."""
     max_deals: int = 200
@@ -164,3 +167,23 @@ def parse_override(text: str) -> tuple[str, Any]:
         except ValueError:
             raise ConfigError(f"config key {key!r} takes an int, got {value!r}") from None
     return key, value
+
+
+def field_docs(config_class: type) -> dict[str, str]:
+    """Field name -> the docstring written under it in the class body (how every config field is documented)."""
+    import ast
+    import inspect
+    import textwrap
+
+    body = ast.parse(textwrap.dedent(inspect.getsource(config_class))).body[0].body  # type: ignore[attr-defined]
+    docs: dict[str, str] = {}
+    for node, following in zip(body, body[1:]):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[node.target.id] = " ".join(following.value.value.split())
+    return docs

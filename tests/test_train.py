@@ -304,6 +304,18 @@ def test_opponent_and_partner_games_seat_the_right_players() -> None:
         make_train_config(opponent_share=0.7, partner_share=0.5)
 
 
+def test_device_auto_falls_back_to_cpu_and_cuda_without_cuda_is_an_error() -> None:
+    from train.ppo import resolve_device
+
+    if torch.cuda.is_available():
+        assert resolve_device("auto").type == "cuda"
+    else:
+        assert resolve_device("auto").type == "cpu"
+        with pytest.raises(ValueError, match="no CUDA device: use device=auto or device=cpu"):
+            resolve_device("cuda")
+    assert resolve_device("cpu").type == "cpu"
+
+
 def test_centralized_critic_trains(tmp_path: Path) -> None:
     trainer = Trainer(tiny_config(centralized_critic=True))
     stats = trainer.train_step()

@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from train.checkpoint import CheckpointError, load_checkpoint
 from train.config import (
     TrainConfig,
     TrainConfigError,
@@ -151,9 +151,6 @@ def write_eval_table(results: dict[str, Any], run_dir: Path, decisions: int) -> 
     }
     (run_dir / "eval.json").write_text(json.dumps(document, indent=2))
     return text
-
-
-__all__ = ["main", "save_checkpoint", "prepare_run", "write_config", "write_eval_table"]
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from pedro_env.config import ConfigError, PedroConfig, make_config
+from pedro_env.config import ConfigError, PedroConfig, field_docs, make_config
 
 
 class TrainConfigError(ValueError):
@@ -380,17 +380,6 @@ def load_train_config(path: str | Path | None = None, overrides: list[str] | Non
 
 def config_reference() -> list[tuple[str, str, str]]:
     """(key, default, meaning) for every TrainConfig field, from the field docstrings in this file."""
-    import ast
-    import inspect
-
-    source = inspect.getsource(TrainConfig)
-    tree = ast.parse(source)
-    docs: dict[str, str] = {}
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    for index, node in enumerate(body[:-1]):
-        following = body[index + 1]
-        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
-            if isinstance(following.value, ast.Constant) and isinstance(following.value.value, str):
-                docs[node.target.id] = following.value.value  # type: ignore[attr-defined]
+    docs = field_docs(TrainConfig)
     defaults = TrainConfig().to_dict()
     return [(item.name, repr(defaults[item.name]), docs.get(item.name, "")) for item in fields(TrainConfig)]

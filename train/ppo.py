@@ -276,8 +276,8 @@ class GameStats:
     """Counts over the deals and matches seen since the last log (what the ``game/`` scalars report).
 
     ``avg_bid`` and ``bid_made_rate`` count every deal; ``points_per_deal`` (the policy's team's score
-    change minus the opponent's) and ``match_win_rate`` count the games against opponents, since
-    self-play games are zero-sum by construction.
+    change minus the other team's) and ``match_win_rate`` count the games against opponents (partner
+    games included), since self-play games are zero-sum by construction.
     """
 
     NAMES = ("deals", "bid_total", "bids_made", "bids", "opponent_deals", "margin", "matches", "wins")
@@ -411,7 +411,8 @@ class Trainer:
 
     @torch.no_grad()
     def collect(self) -> Rollout:
-        """Play ``rollout_steps`` steps of every game; returns the filled rollout and the (T, B) advantages."""
+        """Play ``rollout_steps`` steps of every game; returns the filled rollout (rewards not yet complete:
+        :meth:`advantages` credits what is still pending)."""
         config, rollout, credit = self.config, self.rollout, self.credit
         rollout.rewards[:] = 0.0
         rollout.dones[:] = False
