@@ -29,7 +29,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from pedro_env.actions import NUM_ACTIONS, action_to_str, str_to_action
-from pedro_env.cards import SUITS, str_to_card
+from pedro_env.cards import SUITS, card_to_str, str_to_card
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.encoding import ObservationEncoder, full_state_size
 from pedro_env.render import render_table
@@ -141,6 +141,8 @@ class raw_env(AECEnv):
         self.game.match_index[0] = self._match_index
         dealers = None if dealer is None else np.array([dealer], dtype=np.int8)
         new_match(self.game, np.arange(1), self.config, self._deck_source, dealers)
+        self.first_dealer = int(self.game.dealer[0])  # with action_history and deck_of_deal: a replay record
+        self.action_history: list[str] = []
 
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
@@ -193,6 +195,7 @@ class raw_env(AECEnv):
 
         self._cumulative_rewards[agent] = 0.0
         step(game, actions, self.config, self._deck_source)
+        self.action_history.append(action_to_str(action))
         if game.deal_over[0]:  # rewards, infos and episode ends only change when a deal ends
             self.rewards = dict(zip(self.possible_agents, game.rewards[0].tolist()))
             deal_info = self.deal_info()
@@ -207,6 +210,18 @@ class raw_env(AECEnv):
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def deck_of_deal(self, deal: int) -> list[str]:
+        """The deck (52 card strings, top first) that deal ``deal`` (0 = the first, thrown-in deals counted) of
+        the current match uses: the injected one, else the one hashed from the seed. For replays."""
+        assert self.game is not None, "call reset() first"
+        if deal < len(self._decks):
+            deck = self._decks[deal]
+        else:
+            deck = hashed_decks(
+                self.game.seed[:1], self.game.match_index[:1], np.array([deal], dtype=self.game.deal_index.dtype)
+            )[0]
+        return [card_to_str(int(card)) for card in deck]
 
     def deal_info(self) -> dict[str, Any]:
         """The ``"deal"`` info (RULES.md section 11) of the deal that ended in the last step."""

@@ -184,6 +184,7 @@ def evaluate(
     batch_size: int = DEFAULT_BATCH_SIZE,
     duplicate: bool = True,
     progress: bool = False,
+    record: bool = False,
 ) -> HeadToHead:
     """Play side A against side B: ``matches`` matches (rounded up to whole duplicate pairs) or ``pairs`` pairs.
 
@@ -191,7 +192,7 @@ def evaluate(
     Raises AgentSpecError for an unknown spec or missing checkpoint, ConfigError for a bad config.
     """
     tournament = _play_pairings(
-        [side_a, side_b], [(0, 1)], config, matches, pairs, seed, workers, batch_size, duplicate, progress, anchor=0
+        [side_a, side_b], [(0, 1)], config, matches, pairs, seed, workers, batch_size, duplicate, progress, 0, record
     )
     return tournament.head_to_heads[0]
 
@@ -207,6 +208,7 @@ def round_robin(
     duplicate: bool = True,
     progress: bool = False,
     anchor: int | str = 0,
+    record: bool = False,
 ) -> Tournament:
     """Every pair of sides plays ``matches`` (or ``pairs`` pairs) on the same seeds; ratings fitted to all.
 
@@ -216,7 +218,7 @@ def round_robin(
         raise EvaluationError(f"a round robin needs at least two sides, got {len(sides)}")
     pairings = [(i, j) for i in range(len(sides)) for j in range(i + 1, len(sides))]
     return _play_pairings(
-        sides, pairings, config, matches, pairs, seed, workers, batch_size, duplicate, progress, anchor
+        sides, pairings, config, matches, pairs, seed, workers, batch_size, duplicate, progress, anchor, record
     )
 
 
@@ -232,6 +234,7 @@ def _play_pairings(
     duplicate: bool,
     progress: bool,
     anchor: int | str,
+    record: bool = False,
 ) -> Tournament:
     resolved = resolve_config(config)
     parsed = [parse_side(side) if isinstance(side, str) else tuple(side) for side in sides]
@@ -253,7 +256,7 @@ def _play_pairings(
         for index, (i, j) in enumerate(pairings)
         for shard_index, (first, count) in enumerate(bounds)
     ]
-    settings = RunSettings(config=resolved, seed=seed, batch_size=batch_size, duplicate=duplicate)
+    settings = RunSettings(config=resolved, seed=seed, batch_size=batch_size, duplicate=duplicate, record=record)
     matches_per_pairing = pair_count * matches_per_pair
     bar = _ProgressBar(len(pairings) * matches_per_pairing, progress, labels[0], len(pairings), matches_per_pairing)
     started = time.perf_counter()
@@ -653,7 +656,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pedro-eval",
         description="Matches between Pedro agents in duplicate format: a head-to-head table with 95% intervals, "
         "or a round robin with Bradley-Terry ratings; writes JSON, CSV and a PNG chart.",
-        epilog=f"agent specs: {', '.join(AGENT_SPECS)}; a side is a spec or SPEC+SPEC (first seat + partner).",
+        epilog=f"agent specs: {', '.join(AGENT_SPECS)}; a side is a spec or SPEC+SPEC (first seat + partner).\n\n"
+        "examples:\n"
+        "  pedro-eval rule:heuristic random --matches 2000            # head to head, duplicate deals\n"
+        "  pedro-eval rule:heuristic rule:cautious search:pimc --round-robin --matches 500\n"
+        "  pedro-eval ckpt:runs/quickstart/latest.pt rule:heuristic --pairs 1000 --workers 2\n"
+        "  pedro-eval ckpt:runs/quickstart+rule:heuristic rule:heuristic --pairs 500   # partnering a baseline\n"
+        "  pedro-eval rule:heuristic random --config target_score=21 variant=sancho --save-replays replays/",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "sides", nargs="+", metavar="SIDE", help="agent spec or SPEC+SPEC; two, or more with --round-robin"
@@ -693,7 +703,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", help="output prefix: writes PREFIX.json, PREFIX.csv, PREFIX.png (default eval/<time>-<sides>)"
     )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    parser.add_argument(
+        "--save-replays", metavar="DIR", help="write every match as a replay record DIR/<sides>-pair<P>-rot<R>.json"
+    )
     return parser
+
+
+def save_replays(head: HeadToHead, directory: str | Path) -> list[Path]:
+    """Every recorded match of ``head`` as a replay record (train.replay) in ``directory``."""
+    from train.match import seats_of_side, team_of_side
+    from train.replay import record_from_seed
+
+    config, teams = head.config, head.config.num_teams
+    sides = [parse_side(head.side_a), parse_side(head.side_b)]
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{head.side_a}-vs-{head.side_b}")[:80].strip("_")
+    paths = []
+    for match in head.results:
+        if match.actions is None:
+            continue
+        players = [""] * config.num_players
+        scores = [0] * teams
+        for side_index, side in enumerate(sides):
+            seats = seats_of_side(side_index, match.rotation, config)
+            for position, seat in enumerate(seats):
+                players[seat] = side[position] if len(side) > 1 else side[0]
+            scores[team_of_side(side_index, match.rotation, teams)] = match.scores[side_index]
+        winner = team_of_side(match.winner, match.rotation, teams) if match.winner >= 0 else None
+        result = {"scores": scores, "winner": winner, "deals": match.deals}
+        replay = record_from_seed(config, match.seed, match.actions, match.deals, players, "pedro-eval", result)
+        paths.append(replay.save(Path(directory) / f"{slug}-pair{match.pair}-rot{match.rotation}.json"))
+    return paths
 
 
 def default_prefix(labels: Sequence[str]) -> Path:
@@ -719,6 +758,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             batch_size=args.batch_size,
             duplicate=args.duplicate,
             progress=args.progress,
+            record=bool(args.save_replays),
         )
         pairings = len(args.sides) * (len(args.sides) - 1) // 2
         per_pair = config.num_teams if args.duplicate else 1
@@ -752,6 +792,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         written.append(plot(result, prefix.with_name(prefix.name + ".png")))
     except ImportError:
         print("pedro-eval: matplotlib is not installed; no chart (pip install 'pedro-rl[eval]')", file=sys.stderr)
+    if args.save_replays:
+        heads = result.head_to_heads if isinstance(result, Tournament) else [result]
+        count = sum(len(save_replays(head, args.save_replays)) for head in heads)
+        written.append(Path(f"{args.save_replays} ({count} replay records)"))
     try:  # the files are written first, so a reader that stops early (| head) loses nothing
         print(format_table(result))
         print("wrote " + ", ".join(str(path) for path in written))

@@ -36,6 +36,7 @@ import numpy as np
 
 from agents import make_agent
 from agents.base import Agent
+from pedro_env.actions import action_to_str
 from pedro_env.config import PedroConfig
 from pedro_env.vector import IllegalActionError, PedroVectorEnv, VectorStep
 
@@ -61,9 +62,13 @@ class MatchResult:
     bids_made: list[int]  # of those, made
     bid_total: list[int]  # sum of the side's winning bids
     points_taken: list[int]  # points captured over all deals
+    actions: list[str] | None = None  # every action of the match in text form, when play_matches(record=True)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        values = asdict(self)
+        if values["actions"] is None:
+            del values["actions"]
+        return values
 
 
 def team_of_side(side: int, rotation: int, num_teams: int) -> int:
@@ -103,13 +108,15 @@ def play_matches(
     progress: Callable[[MatchResult], None] | None = None,
     first_pair: int = 0,
     duplicate: bool = True,
+    record: bool = False,
 ) -> list[MatchResult]:
     """Play pairs ``first_pair .. first_pair + pairs - 1`` between the sides of ``lineup`` (one side per team).
 
     Each side lists its agents by position in the team (a single agent fills every position). With
     ``duplicate`` a pair is one match per rotation, else a single match. ``rng`` drives every agent's
     randomness (default: seeded from ``seed``). ``progress(result)`` is called after each finished
-    match. Results come back sorted by (pair, rotation).
+    match. Results come back sorted by (pair, rotation). With ``record`` each result carries its
+    actions (text form), enough with its seed to replay the match (:mod:`train.replay`).
     """
     teams = config.num_teams
     sides = side_seats(lineup, config)
@@ -146,6 +153,7 @@ def play_matches(
     team_of_seat = config.team_of_seat.astype(np.intp)
     side_team = np.arange(teams)  # + rotation, mod T: the team of each side
     results: list[MatchResult] = []
+    action_logs: list[list[int]] = [[] for _ in range(slots)] if record else []
 
     while True:
         active = slot_job >= 0
@@ -168,6 +176,9 @@ def play_matches(
         except IllegalActionError as error:
             raise IllegalActionError(f"{_offender(step, actions, acting_agent, agents)}: {error}") from None
         step = next_step
+        if record:
+            for slot in np.flatnonzero(active):
+                action_logs[slot].append(int(actions[slot]))
 
         if step.deal_over.any():
             ended = np.flatnonzero(step.deal_over & active)
@@ -192,7 +203,10 @@ def play_matches(
                 bids_made=counters.bids_made[game].tolist(),
                 bid_total=counters.bid_total[game].tolist(),
                 points_taken=counters.points[game].tolist(),
+                actions=[action_to_str(action) for action in action_logs[game]] if record else None,
             )
+            if record:
+                action_logs[game] = []
             results.append(match)
             if progress is not None:
                 progress(match)
@@ -211,6 +225,8 @@ def play_matches(
         ):
             venv, step = _shrink(venv, running)
             slot_job = slot_job[running]
+            if record:
+                action_logs = [action_logs[slot] for slot in running]
             counters = counters.select(running)
 
     results.sort(key=lambda match: (match.pair, match.rotation))
@@ -334,6 +350,7 @@ class RunSettings:
     seed: int  # match pair p deals from seed + p; the agents' RNG of shard i is seeded (seed, i)
     batch_size: int
     duplicate: bool
+    record: bool = False  # keep every match's actions (for replay files)
 
 
 ProgressReport = Callable[[list[tuple[int, int]]], None]  # called with [(pairing, winner side), ...] of new results
@@ -364,6 +381,7 @@ def play_shard(shard: Shard, settings: RunSettings, report: ProgressReport | Non
         progress=on_match,
         first_pair=shard.first_pair,
         duplicate=settings.duplicate,
+        record=settings.record,
     )
     if report is not None and unreported:
         report(unreported)

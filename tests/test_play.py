@@ -1,0 +1,173 @@
+"""pedro-play through a whole match from stdin, replay records (round trips from pedro-play, pedro-eval and
+the env), and --help of every command-line tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pedro_env
+from pedro_env import make_config
+from pedro_env.actions import str_to_action
+from pedro_env.state import Phase
+from train.evaluate import evaluate, save_replays
+from train.play import MoveError, build_seats, parse_move, play_match
+from train.replay import MatchRecord, ReplayError, record_from_env, replay_match
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_module(module: str, *args: str, stdin: str | None = None, cwd: Path | None = None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=600,
+    )
+
+
+def first_legal_move(transcript: list[str]) -> str:
+    """What a scripted player types: the first legal move of the last 'Legal:' line, in short form."""
+    legal = [line for text in transcript for line in text.splitlines() if "Legal: " in line][-1]
+    first = legal.split("Legal: ", 1)[1].split(", ")[0]
+    if first.startswith(("play ", "discard ")) or ".." in first:
+        return first.split()[1]
+    return first
+
+
+def test_short_and_long_move_forms() -> None:
+    bids = [str_to_action(text) for text in ("pass", "bid 7", "bid 8")]
+    assert parse_move("7", bids, Phase.BID) == str_to_action("bid 7")
+    assert parse_move("bid 8", bids, Phase.BID) == str_to_action("bid 8")
+    assert parse_move("p", bids, Phase.BID) == str_to_action("pass")
+    trumps = [str_to_action(f"trump {suit}") for suit in "CDHS"]
+    assert parse_move("h", trumps, Phase.TRUMP) == str_to_action("trump H")
+    discards = [str_to_action("discard 9C"), str_to_action("done")]
+    assert parse_move("9c", discards, Phase.DISCARD) == str_to_action("discard 9C")
+    assert parse_move("d", discards, Phase.DISCARD) == str_to_action("done")
+    plays = [str_to_action("play 5H"), str_to_action("play 10S")]
+    assert parse_move("5H", plays, Phase.PLAY) == str_to_action("play 5H")
+    assert parse_move("TS", plays, Phase.PLAY) == str_to_action("play 10S")
+    with pytest.raises(MoveError, match="play 6H is not legal now; legal: play 5H TS"):
+        parse_move("6h", plays, Phase.PLAY)
+    with pytest.raises(MoveError, match="cannot read 'xyzzy'"):
+        parse_move("xyzzy", plays, Phase.PLAY)
+    with pytest.raises(MoveError, match="bid 9 is not legal now"):
+        parse_move("9", bids, Phase.BID)
+
+
+def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
+    config = make_config(target_score=21)
+    transcript: list[str] = []
+    moves: list[str] = []
+
+    def read_line(prompt: str) -> str:
+        moves.append(first_legal_move(transcript))
+        return moves[-1]
+
+    expected = play_match(
+        build_seats(config, 0, "rule:heuristic", "rule:cautious"), config, 11, read_line, transcript.append
+    )
+    assert expected.result["winner"] is not None and len(moves) > 20
+    # the same moves through the real command, with a mistyped and an illegal line first
+    stdin = "\n".join(["banana", "play 2C", "?", *moves]) + "\n"
+    saved = tmp_path / "match.json"
+    done = run_module(
+        "train.play",
+        "--seed",
+        "11",
+        "--opponents",
+        "rule:cautious",
+        "--config",
+        "target_score=21",
+        "--save",
+        str(saved),
+        stdin=stdin,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "cannot read 'banana'" in out and "play 2C is not legal now" in out
+    assert "Your move, P0. Legal:" in out and "Deal over:" in out and "Point cards taken:" in out
+    assert "Match over: team" in out
+    record = MatchRecord.load(saved)
+    assert record.actions == expected.actions and record.result == expected.result
+    assert replay_match(record) == expected.result
+    # input that ends early is reported, not a traceback
+    cut = run_module("train.play", "--seed", "11", "--config", "target_score=21", stdin="\n".join(moves[:3]) + "\n")
+    assert cut.returncode == 1 and "Input ended before the match did" in cut.stdout
+    bad = run_module("train.play", "--opponents", "rule:nobody")
+    assert bad.returncode == 2 and "unknown agent spec 'rule:nobody'" in bad.stderr
+
+
+def test_replays_from_the_env_and_from_pedro_eval_replay_exactly(tmp_path: Path) -> None:
+    env = pedro_env.env(target_score=21)
+    env.reset(seed=4)
+    rng = np.random.default_rng(1)
+    for _agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            break
+        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    record = record_from_env(env, players=["random"] * 4)
+    path = record.save(tmp_path / "env.json")
+    loaded = MatchRecord.load(path)
+    assert loaded == record and replay_match(loaded) == record.result
+
+    head = evaluate("rule:heuristic", "random", pairs=2, config={"target_score": 21}, record=True)
+    paths = save_replays(head, tmp_path / "eval")
+    assert len(paths) == 4
+    for match, replay_path in zip(head.results, paths):
+        replayed = MatchRecord.load(replay_path)
+        assert replay_match(replayed)["deals"] == match.deals
+
+    tampered = json.loads(path.read_text())
+    tampered["actions"][-1] = "bid 99"
+    (tmp_path / "tampered.json").write_text(json.dumps(tampered))
+    with pytest.raises(ReplayError, match="does not replay"):
+        replay_match(MatchRecord.load(tmp_path / "tampered.json"))
+    (tmp_path / "junk.json").write_text("{not json")
+    with pytest.raises(ReplayError, match="not a JSON replay record"):
+        MatchRecord.load(tmp_path / "junk.json")
+    shown = run_module("train.replay", str(path), "--deals")
+    assert shown.returncode == 0 and "matches the record" in shown.stdout
+    missing = run_module("train.replay", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and "replay file not found" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "train.evaluate",
+        "train.cli",
+        "train.play",
+        "train.replay",
+        "train.bench",
+        "train.curve",
+        "train.docs",
+        "pedro_env.bench",
+        "pedro_env.demo",
+    ],
+)
+def test_every_cli_has_help(module: str) -> None:
+    done = run_module(module, "--help")
+    assert done.returncode == 0, done.stderr
+    assert "usage:" in done.stdout
+    if module in ("train.evaluate", "train.cli", "train.play", "train.replay"):
+        assert "examples:" in done.stdout
+
+
+def test_readme_config_reference_is_generated_from_the_dataclasses() -> None:
+    from train.docs import README, rewrite
+
+    text = README.read_text()
+    assert rewrite(text) == text, "README.md's config tables are out of date: run python -m train.docs"

@@ -1,0 +1,338 @@
+"""``pedro-play``: play a match in the terminal with any agents as partner and opponents.
+
+    pedro-play --partner rule:heuristic --opponents ckpt:runs/x/latest.pt --seed 7
+
+You sit at seat P0 (``--seat`` moves you); your partner sits opposite. Before each of your moves
+the table is drawn from your side (your hand sorted, trumps marked ``*``; bids, trumps, the trick
+with who played what, tricks and points won, scores), followed by your legal moves. Type a move in
+RULES.md's text form (``bid 7``, ``pass``, ``trump H``, ``discard 9C``, ``done``, ``play 5H``) or
+short (``7``, ``p``, ``H``, ``9C``, ``d``, ``5H``); ``?`` lists the legal moves again, ``q`` quits.
+Anything illegal or mistyped is explained and asked again. Every deal ends with a summary (who took
+which point card, the bid made or set, the new scores). ``--save FILE`` writes the match as a
+replay record (``pedro-replay FILE`` shows it again). Input may be piped: one move per line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agents import Agent, AgentSpecError, make_agent
+from pedro_env.actions import DISCARD_OFFSET, PLAY_OFFSET, action_to_str, str_to_action
+from pedro_env.aec import raw_env
+from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, str_to_card, suit_of_str
+from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
+from pedro_env.render import render_table
+from pedro_env.state import Phase
+from pedro_env.tricks import trick_winner
+from train.replay import MatchRecord, record_from_env
+
+HELP_LINE = "moves: bid N / N, pass / p, trump S / S, discard XX / XX, done / d, play XX / XX; ? legal moves, q quit"
+
+
+class MoveError(ValueError):
+    """A typed move that is mistyped or not legal now (the message says which, and what is)."""
+
+
+def legal_texts(legal: Sequence[int]) -> list[str]:
+    return [action_to_str(action) for action in legal]
+
+
+def describe_legal(legal: Sequence[int]) -> str:
+    """The legal moves, compactly: ``bid 7 .. bid 14, pass`` stays readable, cards are listed by name."""
+    texts = legal_texts(legal)
+    plays = [text.split()[1] for text in texts if text.startswith("play ")]
+    discards = [text.split()[1] for text in texts if text.startswith("discard ")]
+    others = [text for text in texts if not text.startswith(("play ", "discard "))]
+    parts = []
+    if plays:
+        parts.append("play " + " ".join(plays))
+    if discards:
+        parts.append("discard " + " ".join(discards))
+    bids = [text for text in others if text.startswith("bid ")]
+    if len(bids) > 3:
+        others = [text for text in others if not text.startswith("bid ")]
+        parts.append(f"{bids[0]} .. {bids[-1].split()[1]}")
+    parts.extend(others)
+    return ", ".join(parts)
+
+
+def parse_move(text: str, legal: Sequence[int], phase: int) -> int:
+    """A typed move -> the legal action it names; MoveError saying what is wrong otherwise."""
+    words = text.strip().lower()
+    if not words:
+        raise MoveError("type a move (? lists the legal ones)")
+    action: int | None = None
+    try:
+        action = str_to_action(words)
+    except ValueError:
+        if words in ("p", "pass"):
+            action = str_to_action("pass")
+        elif words in ("d", "done"):
+            action = str_to_action("done")
+        elif words.isdigit():
+            action = str_to_action(f"bid {int(words)}") if 1 <= int(words) <= 23 else None
+        elif phase == Phase.TRUMP:
+            try:
+                action = str_to_action(f"trump {SUITS[suit_of_str(words)]}")
+            except (ValueError, IndexError):
+                action = None
+        else:
+            try:
+                card = str_to_card(words)
+            except ValueError:
+                card = None
+            if card is not None:
+                offset = DISCARD_OFFSET if phase == Phase.DISCARD else PLAY_OFFSET
+                action = offset + card
+    if action is None:
+        raise MoveError(f"cannot read {text.strip()!r} ({HELP_LINE})")
+    if action not in legal:
+        raise MoveError(f"{action_to_str(action)} is not legal now; legal: {describe_legal(legal)}")
+    return action
+
+
+@dataclass
+class DealLog:
+    """The point cards captured in the current deal, by seat, followed trick by trick."""
+
+    trump: int = -1
+    leader: int = -1
+    trick: dict[int, int] = field(default_factory=dict)  # seat -> card in the current trick
+    captured: list[tuple[int, int]] = field(default_factory=list)  # (card, winning seat)
+
+    def reset(self) -> None:
+        self.trump, self.leader, self.trick, self.captured = -1, -1, {}, []
+
+    def play(self, seat: int, card: int, trump: int, num_players: int, tables: RuleTables) -> int | None:
+        """Record a card; returns the trick's winner when this card completes it."""
+        if not self.trick:
+            self.leader = seat
+        self.trump = trump
+        self.trick[seat] = card
+        if len(self.trick) < num_players:
+            return None
+        cards = np.array([[self.trick[s] for s in range(num_players)]], dtype=np.int8)
+        winner = int(trick_winner(cards, np.array([self.leader]), np.array([trump]), tables)[0])
+        for card in self.trick.values():
+            if tables.points[trump, card] > 0:
+                self.captured.append((card, winner))
+        self.trick = {}
+        return winner
+
+
+@dataclass
+class Seat:
+    """Who plays a seat: ``agent`` None for the person at the keyboard."""
+
+    label: str
+    agent: Agent | None
+
+
+def deal_summary(deal: dict, log: DealLog, config: PedroConfig, tables: RuleTables, seats: list[Seat]) -> str:
+    """The end of a deal in words: maker and bid, point cards by who took them, made or set, scores."""
+    if deal["redeal"]:
+        return "Everybody passed: the deal is thrown in and dealt again."
+    lines = [f"Deal over: P{deal['maker']} ({seats[deal['maker']].label}) bid {deal['bid']} in {deal['trump']}."]
+    taken = ", ".join(
+        f"{CARD_NAMES[card]} ({tables.points[log.trump, card]}) by P{seat}" for card, seat in sorted(log.captured)
+    )
+    lines.append(f"Point cards taken: {taken or 'none'}.")
+    if config.low == "held":
+        lines.append("(Low counts for the side that held it when play began.)")
+    points = ", ".join(f"team {team} {p}" for team, p in enumerate(deal["points"]))
+    verdict = "made" if deal["made"] else "set"
+    lines.append(f"Points: {points}. The bid of {deal['bid']} is {verdict}.")
+    if deal.get("renege") is not None:
+        lines.append(f"Team {deal['renege']} reneged and was penalised.")
+    changes = ", ".join(f"team {team} {delta:+d}" for team, delta in enumerate(deal["delta"]))
+    scores = ", ".join(f"team {team} {score}" for team, score in enumerate(deal["scores"]))
+    lines.append(f"Score changes: {changes}. Scores: {scores}.")
+    return "\n".join(lines)
+
+
+def play_match(
+    seats: list[Seat],
+    config: PedroConfig,
+    seed: int,
+    read_line: Callable[[str], str],
+    write: Callable[[str], None],
+) -> MatchRecord:
+    """Play one match; ``read_line(prompt)`` gives the person's moves (EOFError ends the match early)."""
+    env = raw_env(config=config)
+    env.reset(seed=seed)
+    assert env.game is not None
+    tables = RuleTables.build(config.variant)
+    rng = np.random.default_rng(seed)
+    log = DealLog()
+    human_seats = [seat for seat, who in enumerate(seats) if who.agent is None]
+    events: list[str] = []
+    players = [who.label for who in seats]
+
+    def record() -> MatchRecord:
+        return record_from_env(env, players, "pedro-play")
+
+    while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+        game = env.game
+        actor = int(game.actor[0])
+        phase = int(game.phase[0])
+        legal = env.legal_actions()
+        agent_name = env.possible_agents[actor]
+        who = seats[actor]
+        if who.agent is None:
+            if events:
+                write("\n".join(events))
+                events = []
+            write("\n" + render_table(game, config, viewer=actor))
+            write(f"Your move, P{actor}. Legal: {describe_legal(legal)}")
+            while True:
+                try:
+                    text = read_line("> ")
+                except EOFError:
+                    write("Input ended before the match did.")
+                    raise
+                if text.strip().lower() in ("q", "quit", "exit"):
+                    write("You left the match.")
+                    return record()
+                if text.strip() in ("?", "help"):
+                    write(f"Legal: {describe_legal(legal)}\n({HELP_LINE})")
+                    continue
+                try:
+                    action = parse_move(text, legal, phase)
+                    break
+                except MoveError as error:
+                    write(f"  {error}")
+        else:
+            observation = env.observe(agent_name)
+            action = int(who.agent.act(observation["observation"][None], observation["action_mask"][None], rng)[0])
+        text = action_to_str(action)
+        if who.agent is not None:
+            events.append(f"P{actor} ({who.label}): {text}")
+        trump = int(game.trump[0])
+        env.step(action)
+        if text.startswith("play "):
+            winner = log.play(actor, str_to_card(text.split()[1]), trump, config.num_players, tables)
+            if winner is not None:
+                events.append(f"  P{winner} ({seats[winner].label}) wins the trick.")
+        deal = env.infos[env.possible_agents[0]].get("deal")
+        if deal is not None:
+            events.append(deal_summary(deal, log, config, tables, seats))
+            log.reset()
+    write("\n".join(events))
+    result = record()
+    scores = ", ".join(f"team {team} {score}" for team, score in enumerate(result.result["scores"]))
+    winner = result.result["winner"]
+    if winner is None:
+        write(f"\nMatch stopped after {result.result['deals']} deals without a winner. Scores: {scores}.")
+    else:
+        mine = [seat for seat in human_seats if int(config.team_of_seat[seat]) == winner]
+        verdict = " You win!" if mine else (" You lose." if human_seats else "")
+        write(f"\nMatch over: team {winner} wins. Scores: {scores}.{verdict}")
+    return result
+
+
+def split_specs(text: str, count: int) -> list[str]:
+    """``'rule:heuristic'`` -> the same spec ``count`` times; ``'a+b'`` -> one per position."""
+    parts = [part.strip() for part in text.split("+") if part.strip()]
+    if len(parts) == 1:
+        return parts * count
+    if len(parts) != count:
+        raise AgentSpecError(f"--opponents takes one spec or {count} joined by '+', got {text!r}")
+    return parts
+
+
+def build_seats(config: PedroConfig, human_seat: int, partner: str, opponents: str) -> list[Seat]:
+    n = config.num_players
+    if not 0 <= human_seat < n:
+        raise AgentSpecError(f"--seat {human_seat} is not allowed: seats are 0..{n - 1}")
+    team = int(config.team_of_seat[human_seat])
+    others = [seat for seat in range(n) if int(config.team_of_seat[seat]) != team]
+    opponent_specs = split_specs(opponents, len(others))
+    seats: list[Seat] = []
+    cache: dict[str, Agent] = {}
+
+    def agent(spec: str) -> Agent:
+        if spec not in cache:
+            cache[spec] = make_agent(spec, config)
+        return cache[spec]
+
+    for seat in range(n):
+        if seat == human_seat:
+            seats.append(Seat("you", None))
+        elif int(config.team_of_seat[seat]) == team:
+            seats.append(Seat(partner, agent(partner)) if partner != "human" else Seat("you", None))
+        else:
+            spec = opponent_specs[others.index(seat)]
+            seats.append(Seat(spec, agent(spec)))
+    return seats
+
+
+EXAMPLES = """examples:
+  pedro-play                                             # you and rule:heuristic against two rule:heuristic
+  pedro-play --partner rule:cautious --opponents search:pimc --seed 7
+  pedro-play --opponents ckpt:runs/quickstart/latest.pt --save my_match.json
+  pedro-play --config target_score=21 variant=sancho
+  pedro-replay my_match.json                             # watch it again
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="pedro-play",
+        description="Play a Pedro match in the terminal against agents (moves as text: bid 7, trump H, play 5H).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--partner", default="rule:heuristic", help="agent spec of your partner (default rule:heuristic)"
+    )
+    parser.add_argument(
+        "--opponents", default="rule:heuristic", help="one agent spec for both opponents, or two joined by '+'"
+    )
+    parser.add_argument("--seat", type=int, default=0, help="your seat, 0..n-1 (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents (default: random)")
+    parser.add_argument(
+        "--config", nargs="+", default=[], metavar="KEY=VALUE", help="rule options (RULES.md section 9)"
+    )
+    parser.add_argument("--save", metavar="FILE", help="write the match as a replay record (JSON)")
+    args = parser.parse_args(argv)
+    try:
+        config = make_config(**dict(parse_override(text) for text in args.config))
+        seats = build_seats(config, args.seat, args.partner, args.opponents)
+    except (ConfigError, AgentSpecError) as error:
+        print(f"pedro-play: error: {error}", file=sys.stderr)
+        return 2
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 1_000_000)
+    names = ", ".join(f"P{seat} {who.label}" for seat, who in enumerate(seats))
+    print(f"Pedro, seed {seed} ({names}). {HELP_LINE}", flush=True)
+
+    def read_line(prompt: str) -> str:
+        print(prompt, end="", flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        if not sys.stdin.isatty():
+            print(line.rstrip("\n"))  # echo piped moves so the transcript reads like a session
+        return line
+
+    code = 0
+    record: MatchRecord | None = None
+    try:
+        record = play_match(seats, config, seed, read_line, lambda text: print(text, flush=True))
+    except EOFError:
+        code = 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        code = 130
+    if args.save and record is not None:
+        path = record.save(args.save)
+        print(f"saved the match to {path} (pedro-replay {path})")
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
