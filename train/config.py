@@ -95,7 +95,7 @@ class TrainConfig:
     # ---- opponents ----
     opponent_share: float = 0.25
     """Share of games in which the other team is an opponent (a league snapshot or a baseline), not the policy."""
-    partner_share: float = 0.2
+    partner_share: float = 0.45
     """Share of games in which one seat of the policy's team is a baseline partner (against a pool member)."""
     baseline_opponents: tuple[str, ...] = ("rule:heuristic", "rule:cautious")
     """Agent specs that join the opponent pool (any spec of agents.make_agent; empty: league only)."""
