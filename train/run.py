@@ -72,9 +72,9 @@ def run_training(
                     trainer.next_eval += config.eval_interval
             if bar is not None:
                 bar.update(trainer.decisions - bar.n)
-                bar.set_postfix_str(_postfix(trainer, sps))
+                bar.set_postfix_str(_postfix(trainer, None))  # the bar shows decisions/s itself
             elif updates_done % 10 == 0:
-                report(f"{trainer.decisions:,} decisions, {sps:,.0f}/s {_postfix(trainer, sps)}")
+                report(f"{trainer.decisions:,} decisions, {_postfix(trainer, sps)}")
             if trainer.decisions >= trainer.next_checkpoint:
                 _checkpoint(trainer, run_dir, keep=config.keep_checkpoints)
                 while trainer.next_checkpoint <= trainer.decisions:
@@ -132,8 +132,8 @@ def _log_eval(writer: Any, trainer: Trainer, results: dict[str, Any]) -> None:
     writer.flush()
 
 
-def _postfix(trainer: Trainer, sps: float) -> str:
-    parts = [f"{sps:,.0f} dec/s"]
+def _postfix(trainer: Trainer, sps: float | None) -> str:
+    parts = [] if sps is None else [f"{sps:,.0f} dec/s"]
     for spec, values in trainer.latest_eval.items():
         parts.append(f"vs {spec} {100 * values['win_rate']:.0f}%")
     return ", ".join(parts)
