@@ -8,6 +8,9 @@ lists, so the tests can check the batched engine against something obviously cor
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -238,3 +241,21 @@ def ref_score_deal(points: Sequence[int], maker_team: int, bid: int, scoring: st
     assert len(points) == 2
     lead = points[0] - points[1]
     return True, [max(lead, 0), max(-lead, 0)]
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_module(
+    module: str, *args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` with the repository on PYTHONPATH; stdin given as text, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        cwd=cwd,
+        timeout=timeout,
+    )

@@ -14,21 +14,14 @@ import pytest
 
 from pedro_env.bench import parse_config_overrides, sample_chance_outcome
 
+from conftest import run_module
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_bench(arguments: list[str], json_path: Path) -> dict[str, Any]:
     """Run the benchmark command from the repo root and return the JSON it wrote."""
-    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    completed = subprocess.run(
-        [sys.executable, "-m", "pedro_env.bench", *arguments, "--json", str(json_path)],
-        cwd=REPO_ROOT,
-        check=False,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    completed = run_module("pedro_env.bench", *arguments, "--json", str(json_path), cwd=REPO_ROOT, timeout=60)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert "decisions/s" in completed.stdout
     return json.loads(json_path.read_text(encoding="utf-8"))

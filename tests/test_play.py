@@ -4,9 +4,6 @@ the env), and --help of every command-line tool."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,20 +17,7 @@ from train.evaluate import evaluate, save_replays
 from train.play import MoveError, build_seats, parse_move, play_match
 from train.replay import MatchRecord, ReplayError, record_from_env, replay_match
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def run_module(module: str, *args: str, stdin: str | None = None, cwd: Path | None = None):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", module, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=600,
-    )
+from conftest import run_module
 
 
 def first_legal_move(transcript: list[str]) -> str:

@@ -29,6 +29,8 @@ from train.match import play_matches  # noqa: E402
 from train.ppo import Rollout, SeatCredit, Trainer, seat_advantages  # noqa: E402
 from train.run import run_training  # noqa: E402
 
+from conftest import run_module  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "smoke.yaml"
 
@@ -328,10 +330,7 @@ def test_centralized_critic_trains(tmp_path: Path) -> None:
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "train.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
-    )
+    return run_module("train.cli", *args, cwd=cwd)
 
 
 @pytest.mark.slow
@@ -367,25 +366,18 @@ def test_smoke_config_runs_end_to_end_from_the_cli(tmp_path: Path) -> None:
     ):
         assert tag in tags, tag
     # the checkpoint plays in the harness
-    evaluated = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "train.evaluate",
-            f"ckpt:{run_dir / 'latest.pt'}",
-            "random",
-            "--pairs",
-            "2",
-            "--config",
-            "target_score=21",
-            "--out",
-            str(tmp_path / "ev"),
-            "--no-progress",
-        ],
+    evaluated = run_module(
+        "train.evaluate",
+        f"ckpt:{run_dir / 'latest.pt'}",
+        "random",
+        "--pairs",
+        "2",
+        "--config",
+        "target_score=21",
+        "--out",
+        str(tmp_path / "ev"),
+        "--no-progress",
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
         timeout=300,
     )
     assert evaluated.returncode == 0, evaluated.stderr

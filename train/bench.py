@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from train.config import load_train_config
-from train.ppo import Trainer
+from train.ppo import Trainer, ppo_update
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,8 +40,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         rollout = trainer.collect()
         advantages = trainer.advantages(rollout)
         middle = time.perf_counter()
-        from train.ppo import ppo_update
-
         ppo_update(trainer.network, trainer.optimizer, rollout, advantages, config, trainer.rng, trainer.device)
         trainer.updates += 1
         end = time.perf_counter()

@@ -106,8 +106,7 @@ def prepare_run(args: argparse.Namespace) -> tuple[Path, TrainConfig, dict[str, 
         payload = load_checkpoint(run_dir)
         saved = payload["config"]
         overrides = apply_overrides({}, args.set)
-        fixed = [key for key in overrides if key not in RESUME_KEYS or key == "env"]
-        fixed = [key for key in fixed if key != "env" or overrides["env"]]
+        fixed = [key for key, value in overrides.items() if key not in RESUME_KEYS and (key != "env" or value)]
         if fixed:
             raise TrainConfigError(
                 f"cannot change {', '.join(fixed)} when resuming (the run must continue exactly); "

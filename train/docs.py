@@ -19,7 +19,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from pedro_env.config import ALLOWED_VALUES, PedroConfig, field_docs
-from train.config import TrainConfig
+from train.config import config_reference
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -39,10 +39,9 @@ def rules_table() -> str:
 
 
 def train_table() -> str:
-    docs, default = field_docs(TrainConfig), TrainConfig().to_dict()
     rows = ["| key | default | meaning |", "|---|---|---|"]
-    for item in fields(TrainConfig):
-        rows.append(f"| `{item.name}` | `{default[item.name]!r}` | {_markdown(docs[item.name])} |")
+    for key, default, meaning in config_reference():
+        rows.append(f"| `{key}` | `{default}` | {_markdown(meaning)} |")
     return "\n".join(rows)
 
 

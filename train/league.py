@@ -59,15 +59,19 @@ class OpponentPool:
             return
         weights = {name: tensor.detach().to("cpu", copy=True) for name, tensor in network.state_dict().items()}
         if len(self.league) < self.league_size:
-            frozen = ActorCritic(self.shape, self.observation_scale)
-            frozen.load_state_dict(weights)
-            frozen.eval()
-            self.league.append(PolicyAgent(self.config, frozen, greedy=False))
+            self.league.append(self._frozen_agent(weights))
             self.league_decisions.append(int(decisions))
             return
         self.league[self.next_replace].network.load_state_dict(weights)
         self.league_decisions[self.next_replace] = int(decisions)
         self.next_replace = (self.next_replace + 1) % self.league_size
+
+    def _frozen_agent(self, weights: dict[str, torch.Tensor]) -> PolicyAgent:
+        """A sampling PolicyAgent on a network holding ``weights``."""
+        frozen = ActorCritic(self.shape, self.observation_scale)
+        frozen.load_state_dict(weights)
+        frozen.eval()
+        return PolicyAgent(self.config, frozen, greedy=False)
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -79,10 +83,7 @@ class OpponentPool:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.league, self.league_decisions = [], []
         for weights, decisions in zip(state["weights"], state["decisions"]):
-            frozen = ActorCritic(self.shape, self.observation_scale)
-            frozen.load_state_dict(weights)
-            frozen.eval()
-            self.league.append(PolicyAgent(self.config, frozen, greedy=False))
+            self.league.append(self._frozen_agent(weights))
             self.league_decisions.append(int(decisions))
         self.next_replace = int(state["next_replace"])
 

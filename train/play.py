@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents import Agent, AgentSpecError, make_agent
+from agents import Agent, AgentSpecError
 from pedro_env.actions import DISCARD_OFFSET, PLAY_OFFSET, action_to_str, str_to_action
 from pedro_env.aec import raw_env
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, str_to_card, suit_of_str
@@ -29,6 +29,7 @@ from pedro_env.config import ConfigError, PedroConfig, make_config, parse_overri
 from pedro_env.render import render_table
 from pedro_env.state import Phase
 from pedro_env.tricks import trick_winner
+from train.match import build_agent
 from train.replay import MatchRecord, record_from_env
 
 HELP_LINE = "moves: bid N / N, pass / p, trump S / S, discard XX / XX, done / d, play XX / XX; ? legal moves, q quit"
@@ -253,21 +254,14 @@ def build_seats(config: PedroConfig, human_seat: int, partner: str, opponents: s
     others = [seat for seat in range(n) if int(config.team_of_seat[seat]) != team]
     opponent_specs = split_specs(opponents, len(others))
     seats: list[Seat] = []
-    cache: dict[str, Agent] = {}
-
-    def agent(spec: str) -> Agent:
-        if spec not in cache:
-            cache[spec] = make_agent(spec, config)
-        return cache[spec]
-
     for seat in range(n):
         if seat == human_seat:
             seats.append(Seat("you", None))
         elif int(config.team_of_seat[seat]) == team:
-            seats.append(Seat(partner, agent(partner)) if partner != "human" else Seat("you", None))
+            seats.append(Seat(partner, build_agent(partner, config)) if partner != "human" else Seat("you", None))
         else:
             spec = opponent_specs[others.index(seat)]
-            seats.append(Seat(spec, agent(spec)))
+            seats.append(Seat(spec, build_agent(spec, config)))
     return seats
 
 

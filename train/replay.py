@@ -33,6 +33,7 @@ from pedro_env.cards import card_to_str
 from pedro_env.config import ConfigError, PedroConfig, make_config
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
+from train.ratings import config_dict
 
 REPLAY_FORMAT = "pedro-rl/replay"
 REPLAY_VERSION = 1
@@ -116,9 +117,8 @@ def record_from_env(env: Any, players: Sequence[str] = (), source: str = "env") 
     if game is None:
         raise ReplayError("the env has not been reset: there is no match to record")
     deals = int(game.deal_index[0]) + 1
-    config = {key: getattr(raw.config, key) for key in PedroConfig.__dataclass_fields__}
     return MatchRecord(
-        config=config,
+        config=config_dict(raw.config),
         dealer=int(raw.first_dealer),
         decks=[raw.deck_of_deal(deal) for deal in range(deals)],
         actions=list(raw.action_history),
@@ -143,7 +143,7 @@ def record_from_seed(
     decks = hashed_decks(seeds, np.zeros(deals, dtype=np.int64), np.arange(deals, dtype=np.int32))
     dealer = int(hashed_dealers(seeds[:1], np.zeros(1, dtype=np.int64), config.num_players)[0])
     return MatchRecord(
-        config={key: getattr(config, key) for key in PedroConfig.__dataclass_fields__},
+        config=config_dict(config),
         dealer=dealer,
         decks=[[card_to_str(int(card)) for card in deck] for deck in decks],
         actions=list(actions),
@@ -154,37 +154,37 @@ def record_from_seed(
     )
 
 
-def replay_steps(record: MatchRecord) -> Iterator[tuple[raw_env, str | None]]:
-    """Yield ``(env, None)`` after the reset, then ``(env, action)`` after each recorded action."""
+def replay_steps(record: MatchRecord) -> Iterator[tuple[raw_env, int | None, str | None]]:
+    """Yield ``(env, None, None)`` after the reset, then ``(env, seat, action)`` after each recorded action."""
     env = raw_env(config=record.pedro_config, render_mode="ansi")
     env.reset(
         seed=record.seed if record.seed is not None else 0, options={"dealer": record.dealer, "decks": record.decks}
     )
-    yield env, None
+    yield env, None, None
     for number, action in enumerate(record.actions):
         if env.game is None or env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
             raise ReplayError(f"action {number + 1} ({action!r}) comes after the match ended")
         actor = int(env.game.actor[0])
         try:
             env.step(action)
-            env.last_actor = actor  # type: ignore[attr-defined]
         except ValueError as error:
             raise ReplayError(f"action {number + 1} ({action!r}) does not replay: {error}") from None
-        yield env, action
+        yield env, actor, action
 
 
-def replay_match(record: MatchRecord) -> dict[str, Any]:
-    """Replay a whole record; returns the result, raising ReplayError if it differs from the recorded one."""
-    steps = list(replay_steps(record))
-    result = match_result(steps[-1][0])
+def checked_result(record: MatchRecord, env: raw_env) -> dict[str, Any]:
+    """The result of a replayed match; ReplayError if it differs from the one the record holds."""
+    result = match_result(env)
     if record.result and any(record.result.get(key) != result[key] for key in result):
         raise ReplayError(f"the replay ends with {result}, the record says {record.result}")
     return result
 
 
-def _last_actor(env: raw_env, action: str | None) -> str:
-    """The seat that just acted, from the env's action history (kept by replay_steps)."""
-    return str(getattr(env, "last_actor", "?"))
+def replay_match(record: MatchRecord) -> dict[str, Any]:
+    """Replay a whole record; returns the result, raising ReplayError if it differs from the recorded one."""
+    for env, _, _ in replay_steps(record):
+        final = env
+    return checked_result(record, final)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -204,17 +204,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         record = MatchRecord.load(args.file)
         players = record.players or [f"P{seat}" for seat in range(record.pedro_config.num_players)]
         print(f"replay of {args.file}: {', '.join(f'P{s} {name}' for s, name in enumerate(players))}")
-        for env, action in replay_steps(record):
+        for env, actor, action in replay_steps(record):
             deal = env.infos[env.possible_agents[0]].get("deal") if action is not None else None
             if not args.deals:
-                print(f"\n-- P{_last_actor(env, action)} {action}" if action is not None else "")
+                print(f"\n-- P{actor} {action}" if action is not None else "")
                 print(render_table(env.game, env.config))
             if deal is not None:
                 print(f"deal over: {deal}")
             if args.step and action is not None and not args.deals:
                 if input("[Enter: next, q: quit] ").strip().lower() == "q":
                     return 0
-        result = replay_match(record)
+        result = checked_result(record, env)
     except (ReplayError, EOFError) as error:
         print(f"pedro-replay: error: {error}", file=sys.stderr)
         return 2
