@@ -192,6 +192,8 @@ def test_config_errors_name_the_key_and_the_allowed_values(tmp_path: Path) -> No
         make_train_config(lr="fast")
     with pytest.raises(TrainConfigError, match=r"'device' = 'tpu' is not allowed: allowed values are auto, cpu, cuda"):
         make_train_config(device="tpu")
+    with pytest.raises(TrainConfigError, match=r"'partner_opponents' = 'all' is not allowed: allowed values are pool"):
+        make_train_config(partner_opponents="all")
     with pytest.raises(TrainConfigError, match=r"config key 'env': .*'variant' = 'euchre'"):
         make_train_config(env={"variant": "euchre"})
     with pytest.raises(TrainConfigError, match=r"unknown agent spec 'rule:clever'"):
@@ -280,23 +282,36 @@ def test_checkpoint_agent_plays_legal_actions(tmp_path: Path) -> None:
         make_agent(f"ckpt:{tmp_path / 'run'}", make_config(num_players=3, scoring="simple"))
 
 
-def test_opponent_and_partner_games_seat_the_right_players() -> None:
-    trainer = Trainer(tiny_config(num_envs=400, opponent_share=0.3, partner_share=0.3))
+@pytest.mark.parametrize("partner_opponents", ["pool", "baselines"])
+def test_opponent_and_partner_games_seat_the_right_players(partner_opponents: str) -> None:
+    trainer = Trainer(
+        tiny_config(num_envs=400, opponent_share=0.3, partner_share=0.3, partner_opponents=partner_opponents)
+    )
+    baselines = len(trainer.pool.baselines)
+    assert len(trainer.pool) > baselines  # the league's first snapshot is in the pool too
     controller, team = trainer.seat_controller, trainer.learner_team
     team_of_seat = trainer.rules.team_of_seat
     self_play = team < 0
     assert (controller[self_play] == -1).all()
     kinds = {"self": 0, "opponent": 0, "partner": 0}
+    other_team: dict[str, set[int]] = {"opponent": set(), "partner": set()}
     for game in np.flatnonzero(~self_play):
         mine = team_of_seat == team[game]
         assert (controller[game, ~mine] >= 0).all() and len(set(controller[game, ~mine])) == 1
         policy_seats = int((controller[game, mine] < 0).sum())
         assert policy_seats in (1, 2)  # a partner game leaves the policy one seat of its team
         if policy_seats == 1:
-            assert controller[game, mine].max() < len(trainer.pool.baselines)  # partners are baselines
-        kinds["partner" if policy_seats == 1 else "opponent"] += 1
+            assert controller[game, mine].max() < baselines  # partners are baselines
+        kind = "partner" if policy_seats == 1 else "opponent"
+        kinds[kind] += 1
+        other_team[kind].add(int(controller[game, ~mine][0]))
     kinds["self"] = int(self_play.sum())
     assert all(60 < count < 180 for count in kinds.values()), kinds
+    assert other_team["opponent"] == set(range(len(trainer.pool)))
+    if partner_opponents == "baselines":
+        assert other_team["partner"] == set(range(baselines))
+    else:
+        assert other_team["partner"] == set(range(len(trainer.pool)))
     before = controller.copy()
     rollout = trainer.collect()
     seats = rollout.seats.astype(np.intp)

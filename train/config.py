@@ -96,7 +96,9 @@ class TrainConfig:
     opponent_share: float = 0.25
     """Share of games in which the other team is an opponent (a league snapshot or a baseline), not the policy."""
     partner_share: float = 0.45
-    """Share of games in which one seat of the policy's team is a baseline partner (against a pool member)."""
+    """Share of games in which one seat of the policy's team is a baseline partner (against ``partner_opponents``)."""
+    partner_opponents: str = "pool"
+    """The other team in partner games: ``pool`` (any pool member, as in opponent games) or ``baselines``."""
     baseline_opponents: tuple[str, ...] = ("rule:heuristic", "rule:cautious")
     """Agent specs that join the opponent pool (any spec of agents.make_agent; empty: league only)."""
     league_size: int = 5
@@ -150,6 +152,8 @@ class TrainConfig:
 
 
 DEVICES = ("auto", "cpu", "cuda")
+PARTNER_OPPONENTS = ("pool", "baselines")
+_CHOICES: dict[str, tuple[str, ...]] = {"device": DEVICES, "partner_opponents": PARTNER_OPPONENTS}
 
 # key -> (lowest, highest or None, inclusive low) for numbers
 _RANGES: dict[str, tuple[float, float | None]] = {
@@ -225,8 +229,8 @@ def _coerce(key: str, value: Any, kind: type) -> Any:
 
 
 def _describe(key: str, kind: type) -> str:
-    if key == "device":
-        return f"one of {', '.join(DEVICES)}"
+    if key in _CHOICES:
+        return f"one of {', '.join(_CHOICES[key])}"
     if key == "hidden_sizes":
         return "a list of ints >= 1, e.g. [256, 256]"
     if kind is tuple:
@@ -264,10 +268,11 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
             raise TrainConfigError(
                 f"config key {key!r} = {value!r} is not allowed: it takes {_describe(key, types[key])}"
             )
-    if merged["device"] not in DEVICES:
-        raise TrainConfigError(
-            f"config key 'device' = {merged['device']!r} is not allowed: allowed values are {', '.join(DEVICES)}"
-        )
+    for key, allowed in _CHOICES.items():
+        if merged[key] not in allowed:
+            raise TrainConfigError(
+                f"config key {key!r} = {merged[key]!r} is not allowed: allowed values are {', '.join(allowed)}"
+            )
     if not merged["hidden_sizes"] or min(merged["hidden_sizes"]) < 1:
         raise TrainConfigError(
             f"config key 'hidden_sizes' = {list(merged['hidden_sizes'])!r}: {_describe('hidden_sizes', tuple)}"

@@ -379,9 +379,9 @@ class Trainer:
         """New matches in ``games``: who plays each seat.
 
         A share ``opponent_share`` is against a random pool member (the other team's seats); a share
-        ``partner_share`` is against a random pool member too, with one seat of the policy's team played
-        by a random baseline (so the policy learns to partner players it has not trained with); the
-        rest is self-play.
+        ``partner_share`` has one seat of the policy's team played by a random baseline (so the policy
+        learns to partner players it has not trained with), against a random pool member or, with
+        ``partner_opponents: baselines``, a random baseline; the rest is self-play.
         """
         if games.size == 0:
             return
@@ -394,8 +394,10 @@ class Trainer:
         against = (draw < config.opponent_share + config.partner_share) & (len(self.pool) > 0)
         partnered = against & (draw >= config.opponent_share) & (len(self.pool.baselines) > 0)
         other_team = self.team_of_seat[None, :] != teams[:, None]
-        controller = np.where(against[:, None] & other_team, opponents[:, None], -1).astype(np.int64)
         rows = np.flatnonzero(partnered)
+        if config.partner_opponents == "baselines" and rows.size:
+            opponents[rows] = self.rng.integers(0, len(self.pool.baselines), size=rows.size)
+        controller = np.where(against[:, None] & other_team, opponents[:, None], -1).astype(np.int64)
         partner_seat = teams + 2 * partner_position  # the team's seats are t and t + 2
         controller[rows, partner_seat[rows]] = partners[rows]
         self.seat_controller[games] = controller
