@@ -4,6 +4,9 @@ the env), and --help of every command-line tool."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +20,7 @@ from train.evaluate import evaluate, save_replays
 from train.play import MoveError, build_seats, parse_move, play_match
 from train.replay import MatchRecord, ReplayError, record_from_env, replay_match
 
-from conftest import run_module
+from conftest import REPO_ROOT, run_module
 
 
 def first_legal_move(transcript: list[str]) -> str:
@@ -93,7 +96,8 @@ def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "unknown agent spec 'rule:nobody'" in bad.stderr
 
 
-def test_replays_from_the_env_and_from_pedro_eval_replay_exactly(tmp_path: Path) -> None:
+def random_match_record(path: Path) -> MatchRecord:
+    """A whole match to 21 of random legal play in the AEC env, recorded and saved at ``path``."""
     env = pedro_env.env(target_score=21)
     env.reset(seed=4)
     rng = np.random.default_rng(1)
@@ -103,7 +107,13 @@ def test_replays_from_the_env_and_from_pedro_eval_replay_exactly(tmp_path: Path)
             break
         env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
     record = record_from_env(env, players=["random"] * 4)
-    path = record.save(tmp_path / "env.json")
+    record.save(path)
+    return record
+
+
+def test_replays_from_the_env_and_from_pedro_eval_replay_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "env.json"
+    record = random_match_record(path)
     loaded = MatchRecord.load(path)
     assert loaded == record and replay_match(loaded) == record.result
 
@@ -126,6 +136,28 @@ def test_replays_from_the_env_and_from_pedro_eval_replay_exactly(tmp_path: Path)
     assert shown.returncode == 0 and "matches the record" in shown.stdout
     missing = run_module("train.replay", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "replay file not found" in missing.stderr
+
+
+@pytest.mark.parametrize("module", ["train.replay", "train.evaluate"])
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str) -> None:
+    """``pedro-replay match.json | head -1``: the command stops quietly when the pipe closes."""
+    if module == "train.replay":
+        random_match_record(tmp_path / "match.json")
+        args = [str(tmp_path / "match.json")]
+    else:
+        args = ["random", "random", "--pairs", "2", "--config", "target_score=11", "--no-progress"]
+        args += ["--out", str(tmp_path / "eval")]
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.readline()
+    process.stdout.close()  # as head does after its lines
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 0 and "Traceback" not in errors, errors
 
 
 @pytest.mark.parametrize(

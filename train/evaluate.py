@@ -44,7 +44,6 @@ import argparse
 import csv
 import json
 import math
-import os
 import re
 import sys
 import time
@@ -58,6 +57,7 @@ import numpy as np
 
 from agents import AGENT_SPECS, AgentSpecError
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
+from train import silence_stdout
 from train.match import MatchResult, RunSettings, Shard, Side, build_agent, run_shards, shard_bounds
 from train.ratings import Z95, HeadToHead, Tournament, wilson_interval
 
@@ -801,7 +801,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("wrote " + ", ".join(str(path) for path in written))
         sys.stdout.flush()
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at interpreter exit
+        silence_stdout()
     return 0
 
 

@@ -33,6 +33,7 @@ from pedro_env.cards import card_to_str
 from pedro_env.config import ConfigError, PedroConfig, make_config
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
+from train import silence_stdout
 from train.ratings import config_dict
 
 REPLAY_FORMAT = "pedro-rl/replay"
@@ -215,10 +216,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if input("[Enter: next, q: quit] ").strip().lower() == "q":
                     return 0
         result = checked_result(record, env)
+        scores, winner, deals = result["scores"], result["winner"], result["deals"]
+        print(f"result: scores {scores}, winner {winner}, {deals} deals (matches the record)")
+        sys.stdout.flush()
     except (ReplayError, EOFError) as error:
         print(f"pedro-replay: error: {error}", file=sys.stderr)
         return 2
-    print(f"result: scores {result['scores']}, winner {result['winner']}, {result['deals']} deals (matches the record)")
+    except BrokenPipeError:  # the reader stopped early (| head): the replay was fine so far
+        silence_stdout()
     return 0
 
 
