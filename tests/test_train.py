@@ -441,3 +441,22 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_finishes_like_an_uninterrupted_run
     assert final_cut["counters"]["decisions"] == final_whole["counters"]["decisions"]
     for name, tensor in final_whole["model"].items():
         assert torch.equal(tensor, final_cut["model"][name]), name
+
+
+def test_learning_curve_keeps_one_point_per_step_the_last_evaluation(tmp_path: Path) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    from train.curve import plot_curves, read_curves
+
+    writer = SummaryWriter(str(tmp_path))
+    # periodic evaluations at 10 and 20, then the final one (more pairs, a tighter interval) at 20 again
+    for step, (rate, low, high) in [(10, (0.4, 0.3, 0.5)), (20, (0.6, 0.5, 0.7)), (20, (0.62, 0.59, 0.65))]:
+        for name, value in (("win_rate", rate), ("win_rate_low", low), ("win_rate_high", high)):
+            writer.add_scalar(f"eval/vs_random/{name}", value, step)
+    writer.add_scalar("charts/SPS", 1.0, 10)
+    writer.close()
+    curve = read_curves(tmp_path)["random"]
+    assert curve["decisions"].tolist() == [10, 20]
+    assert np.allclose(curve["win_rate"], [0.4, 0.62]) and np.allclose(curve["low"], [0.3, 0.59])
+    assert np.allclose(curve["high"], [0.5, 0.65]) and (np.diff(curve["minutes"]) >= 0).all()
+    assert plot_curves({"random": curve}, tmp_path / "curve.png", "test").stat().st_size > 0

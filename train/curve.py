@@ -31,15 +31,20 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
             continue
         name = tag[len("eval/vs_") : -len("/win_rate")]
         base = tag[: -len("win_rate")]
-        rate = events.Scalars(tag)
-        low = {event.step: event.value for event in events.Scalars(base + "win_rate_low")}
-        high = {event.step: event.value for event in events.Scalars(base + "win_rate_high")}
+        # one point per step: the last evaluation logged there (the final one, with more pairs, comes
+        # after the periodic one at the same step); the interval's bounds are logged beside each rate
+        points: dict[int, tuple[float, float, float, float]] = {}
+        bounds = zip(events.Scalars(base + "win_rate_low"), events.Scalars(base + "win_rate_high"))
+        for event, (low, high) in zip(events.Scalars(tag), bounds):
+            points[event.step] = ((event.wall_time - start) / 60, event.value, low.value, high.value)
+        steps = sorted(points)
+        columns = np.array([points[step] for step in steps]).reshape(-1, 4)
         curves[name] = {
-            "minutes": np.array([(event.wall_time - start) / 60 for event in rate]),
-            "decisions": np.array([event.step for event in rate]),
-            "win_rate": np.array([event.value for event in rate]),
-            "low": np.array([low.get(event.step, np.nan) for event in rate]),
-            "high": np.array([high.get(event.step, np.nan) for event in rate]),
+            "minutes": columns[:, 0],
+            "decisions": np.array(steps),
+            "win_rate": columns[:, 1],
+            "low": columns[:, 2],
+            "high": columns[:, 3],
         }
     if not curves:
         raise ValueError(f"no evaluation scalars (eval/vs_*/win_rate) in {run_dir}")
