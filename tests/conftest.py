@@ -246,6 +246,11 @@ def ref_score_deal(points: Sequence[int], maker_team: int, bid: int, scoring: st
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def module_env() -> dict[str, str]:
+    """This process's environment with the repository on PYTHONPATH, for ``python -m`` subprocesses."""
+    return {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+
+
 def run_module(
     module: str, *args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
@@ -255,7 +260,19 @@ def run_module(
         input=stdin,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        env=module_env(),
         cwd=cwd,
         timeout=timeout,
+    )
+
+
+def start_module(module: str, *args: str, cwd: Path | None = None, text: bool = False) -> subprocess.Popen:
+    """``python -m MODULE ARGS`` started in the background (repository on PYTHONPATH), stdout and stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=text,
+        env=module_env(),
+        cwd=cwd,
     )

@@ -4,9 +4,6 @@ the env), and --help of every command-line tool."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +17,7 @@ from train.evaluate import evaluate, save_replays
 from train.play import MoveError, build_seats, parse_move, play_match
 from train.replay import MatchRecord, ReplayError, record_from_env, replay_match
 
-from conftest import REPO_ROOT, run_module
+from conftest import run_module, start_module
 
 
 def first_legal_move(transcript: list[str]) -> str:
@@ -147,12 +144,7 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str
     else:
         args = ["random", "random", "--pairs", "2", "--config", "target_score=11", "--no-progress"]
         args += ["--out", str(tmp_path / "eval")]
-    process = subprocess.Popen(
-        [sys.executable, "-m", module, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-    )
+    process = start_module(module, *args)
     assert process.stdout is not None and process.stderr is not None
     process.stdout.readline()
     process.stdout.close()  # as head does after its lines

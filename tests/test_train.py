@@ -7,7 +7,6 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from train.match import play_matches  # noqa: E402
 from train.ppo import Rollout, SeatCredit, Trainer, seat_advantages  # noqa: E402
 from train.run import run_training  # noqa: E402
 
-from conftest import run_module  # noqa: E402
+from conftest import run_module, start_module  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -416,15 +415,7 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_finishes_like_an_uninterrupted_run
     ]
     whole = run_cli(str(SMOKE), "--run-name", "whole", *settings, cwd=tmp_path)
     assert whole.returncode == 0, whole.stderr
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "train.cli", str(SMOKE), "--run-name", "cut", *settings],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_module("train.cli", str(SMOKE), "--run-name", "cut", *settings, cwd=tmp_path, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and not (tmp_path / "cut" / "latest.pt").exists():
         time.sleep(0.05)  # the first interval checkpoint: training is under way
