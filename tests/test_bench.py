@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,14 +69,8 @@ def test_chance_outcomes_sampled_by_cumulative_probability() -> None:
 
 
 def test_bad_config_is_a_usage_error() -> None:
-    completed = subprocess.run(
-        [sys.executable, "-m", "pedro_env.bench", "--config", "num_players=5", "--skip-openspiel"],
-        cwd=REPO_ROOT,
-        check=False,
-        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
-        capture_output=True,
-        text=True,
-        timeout=60,
+    completed = run_module(
+        "pedro_env.bench", "--config", "num_players=5", "--skip-openspiel", cwd=REPO_ROOT, timeout=60
     )
     assert completed.returncode == 2
     assert "num_players" in completed.stderr

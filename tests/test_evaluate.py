@@ -5,9 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,8 @@ import agents
 from agents.base import Agent
 from train.evaluate import EvaluationError, evaluate, main, plot, round_robin, to_csv, to_json
 from train.ratings import bradley_terry, paired_ratio, wilson_interval
+
+from conftest import run_module
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # random play overbids and is set nearly every deal, so its scores drift below zero and matches to 62 never
@@ -183,15 +183,7 @@ def test_argument_errors() -> None:
 
 
 def run_cli(arguments: list[str], cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "train.evaluate", *arguments],
-        cwd=cwd,
-        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_module("train.evaluate", *arguments, cwd=cwd, timeout=120)
 
 
 def test_cli_head_to_head_writes_json_csv_png(tmp_path: Path) -> None:
