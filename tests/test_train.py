@@ -451,3 +451,23 @@ def test_learning_curve_keeps_one_point_per_step_the_last_evaluation(tmp_path: P
     assert np.allclose(curve["win_rate"], [0.4, 0.62]) and np.allclose(curve["low"], [0.3, 0.59])
     assert np.allclose(curve["high"], [0.5, 0.65]) and (np.diff(curve["minutes"]) >= 0).all()
     assert plot_curves({"random": curve}, tmp_path / "curve.png", "test").stat().st_size > 0
+
+
+def test_learning_curve_leaves_out_the_pause_before_a_resume(tmp_path: Path) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    from train.curve import read_curves
+
+    day = 86_400.0
+    # the resumed session opens its own events file a day later; its evaluations are 5 and 10 minutes in
+    for session in [[(0.0, None), (600.0, 10)], [(day + 30.0, None), (day + 330.0, 20), (day + 630.0, 30)]]:
+        writer = SummaryWriter(str(tmp_path))
+        for wall_time, step in session:
+            writer.add_scalar("charts/SPS", 1.0, step or 0, walltime=wall_time)
+            if step is not None:
+                for name in ("win_rate", "win_rate_low", "win_rate_high"):
+                    writer.add_scalar(f"eval/vs_random/{name}", step / 100, step, walltime=wall_time)
+        writer.close()
+    curve = read_curves(tmp_path)["random"]
+    assert curve["decisions"].tolist() == [10, 20, 30]
+    assert np.allclose(curve["minutes"], [10.0, 15.0, 20.0]) and np.allclose(curve["win_rate"], [0.1, 0.2, 0.3])

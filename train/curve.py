@@ -3,7 +3,7 @@
     python -m train.curve runs/NAME --out docs/learning_curve.png
 
 Reads the run's TensorBoard events (``eval/vs_<spec>/win_rate``, ``_low``, ``_high``); the time axis
-is minutes since the run's first event (a resumed run's pause counts too, so plot runs made in one go).
+is training time in minutes: the pauses between a stopped run and its ``--resume`` do not count.
 """
 
 from __future__ import annotations
@@ -15,30 +15,55 @@ from pathlib import Path
 import numpy as np
 
 
-def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
-    """spec tag -> {"minutes", "decisions", "win_rate", "low", "high"} from a run's events."""
+def read_sessions(run_dir: str | Path) -> list[dict[str, list]]:
+    """The run's scalars, one dict (tag -> events) per events file (one per start or resume), in time order."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    events = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
-    events.Reload()
-    tags = events.Tags()["scalars"]
-    if not tags:
+    sessions = []
+    for path in sorted(Path(run_dir).glob("events.out.tfevents.*")):
+        events = EventAccumulator(str(path), size_guidance={"scalars": 0})
+        events.Reload()
+        scalars = {tag: events.Scalars(tag) for tag in events.Tags()["scalars"]}
+        if any(scalars.values()):
+            sessions.append(scalars)
+    if not sessions:
         raise ValueError(f"no TensorBoard scalars in {run_dir}")
-    start = min(events.Scalars(tag)[0].wall_time for tag in tags)
+    return sorted(sessions, key=lambda scalars: min(series[0].wall_time for series in scalars.values() if series))
+
+
+def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
+    """spec tag -> {"minutes", "decisions", "win_rate", "low", "high"} from a run's events.
+
+    "minutes" is training time: wall-clock minutes since the run's first event, less the pauses between
+    one session's last event and the next session's first (a run stopped and resumed the next day).
+    """
+    points: dict[str, dict[int, tuple[float, float, float, float]]] = {}
+    start = paused = 0.0
+    previous_end = None
+    for scalars in read_sessions(run_dir):
+        times = [event.wall_time for series in scalars.values() for event in series]
+        if previous_end is None:
+            start = min(times)
+        else:
+            paused += max(0.0, min(times) - previous_end)
+        previous_end = max(times)
+        for tag, series in scalars.items():
+            if not (tag.startswith("eval/vs_") and tag.endswith("/win_rate")):
+                continue
+            name = tag[len("eval/vs_") : -len("/win_rate")]
+            base = tag[: -len("win_rate")]
+            # one point per step: the last evaluation logged there (the final one, with more pairs, comes
+            # after the periodic one at the same step); the interval's bounds are logged beside each rate
+            bounds = zip(scalars[base + "win_rate_low"], scalars[base + "win_rate_high"])
+            for event, (low, high) in zip(series, bounds):
+                minutes = (event.wall_time - start - paused) / 60
+                points.setdefault(name, {})[event.step] = (minutes, event.value, low.value, high.value)
+    if not points:
+        raise ValueError(f"no evaluation scalars (eval/vs_*/win_rate) in {run_dir}")
     curves: dict[str, dict[str, np.ndarray]] = {}
-    for tag in tags:
-        if not (tag.startswith("eval/vs_") and tag.endswith("/win_rate")):
-            continue
-        name = tag[len("eval/vs_") : -len("/win_rate")]
-        base = tag[: -len("win_rate")]
-        # one point per step: the last evaluation logged there (the final one, with more pairs, comes
-        # after the periodic one at the same step); the interval's bounds are logged beside each rate
-        points: dict[int, tuple[float, float, float, float]] = {}
-        bounds = zip(events.Scalars(base + "win_rate_low"), events.Scalars(base + "win_rate_high"))
-        for event, (low, high) in zip(events.Scalars(tag), bounds):
-            points[event.step] = ((event.wall_time - start) / 60, event.value, low.value, high.value)
-        steps = sorted(points)
-        columns = np.array([points[step] for step in steps]).reshape(-1, 4)
+    for name, by_step in points.items():
+        steps = sorted(by_step)
+        columns = np.array([by_step[step] for step in steps]).reshape(-1, 4)
         curves[name] = {
             "minutes": columns[:, 0],
             "decisions": np.array(steps),
@@ -46,8 +71,6 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
             "low": columns[:, 2],
             "high": columns[:, 3],
         }
-    if not curves:
-        raise ValueError(f"no evaluation scalars (eval/vs_*/win_rate) in {run_dir}")
     return curves
 
 
@@ -62,7 +85,7 @@ def plot_curves(curves: dict[str, dict[str, np.ndarray]], out: str | Path, title
         axis.plot(curve["minutes"], 100 * curve["win_rate"], marker="o", markersize=3, label=f"vs {name}")
         axis.fill_between(curve["minutes"], 100 * curve["low"], 100 * curve["high"], alpha=0.2)
     axis.axhline(50, color="grey", linewidth=0.8, linestyle=":")
-    axis.set_xlabel("wall-clock time (minutes)")
+    axis.set_xlabel("wall-clock training time (minutes)")
     axis.set_ylabel("match win rate, duplicate (%)")
     axis.set_ylim(0, 100)
     axis.set_title(title)
