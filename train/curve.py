@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 
-def read_sessions(run_dir: str | Path) -> list[dict[str, list]]:
-    """The run's scalars, one dict (tag -> events) per events file (one per start or resume), in time order."""
+def read_sessions(run_dir: str | Path) -> list[tuple[float, float, dict[str, list]]]:
+    """The run's scalars per events file (one per start or resume) as (first, last wall time, tag -> events),
+    in time order."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     sessions = []
@@ -24,11 +25,12 @@ def read_sessions(run_dir: str | Path) -> list[dict[str, list]]:
         events = EventAccumulator(str(path), size_guidance={"scalars": 0})
         events.Reload()
         scalars = {tag: events.Scalars(tag) for tag in events.Tags()["scalars"]}
-        if any(scalars.values()):
-            sessions.append(scalars)
+        times = [event.wall_time for series in scalars.values() for event in series]
+        if times:
+            sessions.append((min(times), max(times), scalars))
     if not sessions:
         raise ValueError(f"no TensorBoard scalars in {run_dir}")
-    return sorted(sessions, key=lambda scalars: min(series[0].wall_time for series in scalars.values() if series))
+    return sorted(sessions, key=lambda session: session[0])
 
 
 def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
@@ -37,16 +39,14 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
     "minutes" is training time: wall-clock minutes since the run's first event, less the pauses between
     one session's last event and the next session's first (a run stopped and resumed the next day).
     """
+    sessions = read_sessions(run_dir)
     points: dict[str, dict[int, tuple[float, float, float, float]]] = {}
-    start = paused = 0.0
-    previous_end = None
-    for scalars in read_sessions(run_dir):
-        times = [event.wall_time for series in scalars.values() for event in series]
-        if previous_end is None:
-            start = min(times)
-        else:
-            paused += max(0.0, min(times) - previous_end)
-        previous_end = max(times)
+    paused = 0.0
+    previous_end = sessions[0][0]
+    for first, last, scalars in sessions:
+        paused += max(0.0, first - previous_end)
+        previous_end = last
+        origin = sessions[0][0] + paused
         for tag, series in scalars.items():
             if not (tag.startswith("eval/vs_") and tag.endswith("/win_rate")):
                 continue
@@ -56,7 +56,7 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
             # after the periodic one at the same step); the interval's bounds are logged beside each rate
             bounds = zip(scalars[base + "win_rate_low"], scalars[base + "win_rate_high"])
             for event, (low, high) in zip(series, bounds):
-                minutes = (event.wall_time - start - paused) / 60
+                minutes = (event.wall_time - origin) / 60
                 points.setdefault(name, {})[event.step] = (minutes, event.value, low.value, high.value)
     if not points:
         raise ValueError(f"no evaluation scalars (eval/vs_*/win_rate) in {run_dir}")
