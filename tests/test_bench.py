@@ -11,9 +11,7 @@ import pytest
 
 from pedro_env.bench import parse_config_overrides, sample_chance_outcome
 
-from conftest import run_module
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from conftest import REPO_ROOT, run_module
 
 
 def run_bench(arguments: list[str], json_path: Path) -> dict[str, Any]:

@@ -17,9 +17,8 @@ from agents.base import Agent
 from train.evaluate import EvaluationError, evaluate, main, plot, round_robin, to_csv, to_json
 from train.ratings import bradley_terry, paired_ratio, wilson_interval
 
-from conftest import run_module
+from conftest import REPO_ROOT, run_module
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 # random play overbids and is set nearly every deal, so its scores drift below zero and matches to 62 never
 # end; to 1 point most end in the first deal, which makes match wins measurable
 QUICK_WINS = {"target_score": 1, "max_deals": 10}

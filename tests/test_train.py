@@ -28,10 +28,9 @@ from train.match import play_matches  # noqa: E402
 from train.ppo import Rollout, SeatCredit, Trainer, seat_advantages  # noqa: E402
 from train.run import run_training  # noqa: E402
 
-from conftest import run_module, start_module  # noqa: E402
+from conftest import REPO_ROOT, run_module, start_module  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "configs" / "smoke.yaml"
+SMOKE = REPO_ROOT / "configs" / "smoke.yaml"
 
 
 def tiny_config(**overrides: object):
@@ -206,7 +205,7 @@ def test_config_errors_name_the_key_and_the_allowed_values(tmp_path: Path) -> No
     config = load_train_config(SMOKE, ["lr=1e-4", "env.target_score=31", "hidden_sizes=[16, 8]"])
     assert config.lr == 1e-4 and config.pedro_config.target_score == 31 and config.hidden_sizes == (16, 8)
     for name in ("smoke.yaml", "ppo_selfplay.yaml", "ppo_long.yaml"):
-        load_train_config(ROOT / "configs" / name)  # every shipped config is valid
+        load_train_config(REPO_ROOT / "configs" / name)  # every shipped config is valid
 
 
 def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
