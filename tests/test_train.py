@@ -239,6 +239,26 @@ def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path: Path
         assert torch.equal(state["exp_avg"], resumed_optimizer["state"][key]["exp_avg"])
 
 
+def test_periodic_evaluations_and_no_periodic_one_where_the_final_one_follows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evaluated: list[tuple[int, int]] = []
+    evaluate = Trainer.evaluate
+
+    def recording_evaluate(self: Trainer, pairs: int, progress=None):
+        evaluated.append((self.decisions, pairs))
+        return evaluate(self, pairs, progress)
+
+    monkeypatch.setattr(Trainer, "evaluate", recording_evaluate)
+    per_update = 32 * 16
+    run_training(tiny_config(final_eval_pairs=3), tmp_path / "final", progress=False)
+    assert evaluated == [(2 * per_update, 2), (4 * per_update, 3)]
+    assert "policy vs random" in (tmp_path / "final" / "eval.txt").read_text(encoding="utf-8")
+    evaluated.clear()
+    run_training(tiny_config(), tmp_path / "no-final", progress=False)  # final_eval_pairs 0: the periodic one stays
+    assert evaluated == [(2 * per_update, 2), (4 * per_update, 2)]
+
+
 def test_checkpoint_errors_are_clear(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="checkpoint not found"):
         load_checkpoint(tmp_path / "nope.pt")

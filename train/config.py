@@ -108,7 +108,7 @@ class TrainConfig:
 
     # ---- evaluation, logging, checkpoints ----
     eval_interval: int = 2_000_000
-    """Decisions between two evaluations with the harness (0: only at the end)."""
+    """Decisions between two evaluations with the harness (0: only the final one, if ``final_eval_pairs``)."""
     eval_opponents: tuple[str, ...] = ("random", "rule:heuristic")
     """Agent specs the policy is evaluated against (logged as eval/vs_<spec>/...)."""
     eval_pairs: int = 100

@@ -52,8 +52,9 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
                 continue
             name = tag[len("eval/vs_") : -len("/win_rate")]
             base = tag[: -len("win_rate")]
-            # one point per step: the last evaluation logged there (the final one, with more pairs, comes
-            # after the periodic one at the same step); the interval's bounds are logged beside each rate
+            # one point per step: the last evaluation logged there (runs before 2026-11-30 logged a periodic
+            # one, then the final one with more pairs, at the last step); the interval's bounds are logged
+            # beside each rate
             bounds = zip(scalars[base + "win_rate_low"], scalars[base + "win_rate_high"])
             for event, (low, high) in zip(series, bounds):
                 minutes = (event.wall_time - origin) / 60

@@ -67,7 +67,9 @@ def run_training(
             if trainer.updates % config.log_interval == 0:
                 _log_update(writer, trainer, stats, sps)
             if trainer.decisions >= trainer.next_eval:
-                _log_eval(writer, trainer, trainer.evaluate(config.eval_pairs))
+                if trainer.decisions < config.total_decisions or not config.final_eval_pairs:
+                    _log_eval(writer, trainer, trainer.evaluate(config.eval_pairs))
+                # else the final evaluation below, with more pairs, is the one at this step
                 while trainer.next_eval <= trainer.decisions:
                     trainer.next_eval += config.eval_interval
             if bar is not None:
