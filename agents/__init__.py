@@ -9,7 +9,11 @@ Specs:
 ``search:pimc``        perfect-information Monte Carlo in the play phase (agents/search.py);
                        options after commas: ``search:pimc,samples=32,depth=2``
 ``ckpt:PATH``          a trained policy checkpoint (written by the trainer)
+``pretrained``         the policy shipped in ``models/pretrained.pt`` (its recipe: README, Training)
 =====================  ==========================================================================
+
+``ckpt:`` and ``pretrained`` take ``,greedy=false`` to sample from the policy instead of playing
+its most probable action.
 """
 
 from __future__ import annotations
@@ -33,7 +37,11 @@ REGISTRY: dict[str, dict[str, str]] = {
     "rule": {"heuristic": "agents.rule_based:HeuristicAgent", "cautious": "agents.rule_based:CautiousAgent"},
     "search": {"pimc": "agents.search:PimcAgent"},
 }
-AGENT_SPECS = ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names] + ["ckpt:PATH"]
+AGENT_SPECS = (
+    ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names] + ["ckpt:PATH", "pretrained"]
+)
+PRETRAINED_PATH = Path(__file__).resolve().parents[1] / "models" / "pretrained.pt"
+"""The shipped policy (a checkpoint holding only the policy; it lives in the repository, beside this package)."""
 
 
 def _parse_options(parts: list[str], spec: str) -> dict[str, Any]:
@@ -70,6 +78,15 @@ def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> 
     kind, sep, rest = text.partition(":")
     if kind == "ckpt" and sep:
         return _load_checkpoint_agent(rest, config)
+    if text == "pretrained" or text.startswith("pretrained,"):
+        if not PRETRAINED_PATH.is_file():
+            raise AgentSpecError(
+                f"the pretrained policy is not at {PRETRAINED_PATH}: it ships in the repository's models/ folder "
+                "(install from a clone with pip install -e .)"
+            )
+        agent = _load_checkpoint_agent(str(PRETRAINED_PATH) + text[len("pretrained") :], config)
+        agent.name = text
+        return agent
     name, *option_parts = rest.split(",")
     if not sep or kind not in REGISTRY or name not in REGISTRY[kind]:
         raise AgentSpecError(f"unknown agent spec {spec!r}: allowed are {', '.join(AGENT_SPECS)}")

@@ -3,10 +3,17 @@
 ``ckpt:runs/NAME/latest.pt`` (or ``ckpt:runs/NAME``, which reads its ``latest.pt``) plays the most
 probable legal action; ``ckpt:PATH,greedy=false`` samples from the policy instead, drawing from the
 ``rng`` of :meth:`PolicyAgent.act` so seeded evaluations stay reproducible. The actor runs on CPU.
+
+A policy travels without its training state as a small payload (:func:`policy_payload`: the rules,
+the network shape and weights, and the observation layout it reads), as bytes to evaluation
+workers (:func:`policy_bytes`) or as a file (the shipped ``pretrained`` policy). A policy whose
+recorded layout differs from the encoder's for the games it is asked to play is refused with an
+error naming the first piece that differs.
 """
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import numpy as np
@@ -15,7 +22,7 @@ import torch
 from agents.base import Agent
 from agents.networks import ActorCritic, NetworkShape
 from pedro_env.config import PedroConfig, make_config
-from pedro_env.encoding import observation_scale, observation_size
+from pedro_env.encoding import observation_pieces, observation_scale, observation_size
 
 
 class PolicyAgent(Agent):
@@ -45,6 +52,59 @@ def _bool_tensor(masks: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(masks).astype(bool, copy=False))
 
 
+def observation_layout(config: PedroConfig) -> list[list[Any]]:
+    """The observation's pieces as ``[[name, size], ...]`` (what a saved policy records it was trained on)."""
+    return [[name, int(size)] for name, size in observation_pieces(config)]
+
+
+def check_layout(recorded: Any, config: PedroConfig, source: str) -> None:
+    """Raise ValueError when a policy's recorded observation layout is not the encoder's for ``config``."""
+    if recorded is None:  # written before layouts were recorded: the size check of PolicyAgent still applies
+        return
+    expected = observation_layout(config)
+    recorded = [[str(name), int(size)] for name, size in recorded]
+    if recorded == expected:
+        return
+    for index, (want, have) in enumerate(zip(expected, recorded)):
+        if want != have:
+            raise ValueError(
+                f"{source} reads another observation layout: piece {index} is {have[0]!r} of {have[1]} entries, "
+                f"but these games encode {want[0]!r} of {want[1]} (its rules or an older encoding; retrain it)"
+            )
+    raise ValueError(
+        f"{source} reads another observation layout: {len(recorded)} pieces recorded, these games have "
+        f"{len(expected)} (its rules or an older encoding; retrain it)"
+    )
+
+
+def policy_payload(network: ActorCritic, config: PedroConfig) -> dict[str, Any]:
+    """The policy alone, as a checkpoint-shaped dict (readable by ``ckpt:``): rules, shape, weights, layout."""
+    from dataclasses import asdict
+
+    return {
+        "config": {"env": asdict(config)},
+        "network": network.shape.to_dict(),
+        "model": {name: tensor.detach().to("cpu", copy=True) for name, tensor in network.state_dict().items()},
+        "observation_layout": observation_layout(config),
+    }
+
+
+def policy_bytes(network: ActorCritic, config: PedroConfig) -> bytes:
+    """:func:`policy_payload` serialized (``torch.save``), e.g. to hand a policy to evaluation workers."""
+    buffer = io.BytesIO()
+    torch.save(policy_payload(network, config), buffer)
+    return buffer.getvalue()
+
+
+def policy_agent_from_bytes(data: bytes, config: PedroConfig, greedy: bool = True, name: str = "policy") -> PolicyAgent:
+    """The agent of :func:`policy_bytes` (read with ``weights_only=True``)."""
+    payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    check_layout(payload.get("observation_layout"), config, name)
+    agent = PolicyAgent(config, network_from_checkpoint(payload), greedy=greedy)
+    agent.name = name
+    return agent
+
+
 def network_from_checkpoint(payload: dict[str, Any]) -> ActorCritic:
     """The ActorCritic saved in a checkpoint payload (see :mod:`train.checkpoint`), in eval mode on CPU."""
     shape = NetworkShape.from_dict(payload["network"])
@@ -60,6 +120,7 @@ def load_policy_agent(path: str, config: PedroConfig, greedy: bool = True) -> Po
     from train.checkpoint import CheckpointError, load_checkpoint
 
     payload = load_checkpoint(path)
+    check_layout(payload.get("observation_layout"), config, f"checkpoint {path}")
     try:
         network = network_from_checkpoint(payload)
     except (KeyError, TypeError, RuntimeError, ValueError) as error:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 TESTS_DIR = Path(__file__).resolve().parent
 CONFORMANCE_FILES = sorted((TESTS_DIR / "conformance").glob("*.json"))
@@ -276,3 +277,28 @@ def start_module(module: str, *args: str, cwd: Path | None = None, text: bool = 
         env=module_env(),
         cwd=cwd,
     )
+
+
+# ---------------------------------------------------------------- a weak agent for the harness tests
+
+
+class PassingAgent:
+    """Passes whenever it may (bids the minimum when forced), then plays its first legal action: a weak agent
+    (an :class:`agents.base.Agent` by duck typing, so this module need not import the package)."""
+
+    name = "test:passing"
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.argmax(action_masks, axis=1).astype(np.int64)
+
+
+@pytest.fixture
+def passing_spec(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Registers PassingAgent as the spec ``test:passing`` (in this process only)."""
+    import agents
+
+    monkeypatch.setitem(agents.REGISTRY, "test", {"passing": "conftest:PassingAgent"})
+    return "test:passing"

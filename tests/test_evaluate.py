@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import agents
-from agents.base import Agent
 from train.evaluate import EvaluationError, evaluate, main, plot, round_robin, to_csv, to_json
 from train.ratings import bradley_terry, paired_ratio, wilson_interval
 
@@ -22,20 +21,6 @@ from conftest import REPO_ROOT, run_module
 # random play overbids and is set nearly every deal, so its scores drift below zero and matches to 62 never
 # end; to 1 point most end in the first deal, which makes match wins measurable
 QUICK_WINS = {"target_score": 1, "max_deals": 10}
-
-
-class PassingAgent(Agent):
-    """Passes whenever it may (bids the minimum when forced), then plays its first legal action."""
-
-    def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return np.argmax(action_masks, axis=1).astype(np.int64)
-
-
-@pytest.fixture
-def passing_spec(monkeypatch: pytest.MonkeyPatch) -> str:
-    """Registers PassingAgent as the spec ``test:passing`` (in this process only)."""
-    monkeypatch.setitem(agents.REGISTRY, "test", {"passing": f"{__name__}:PassingAgent"})
-    return "test:passing"
 
 
 def rule_agents_available() -> bool:

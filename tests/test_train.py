@@ -46,6 +46,8 @@ def tiny_config(**overrides: object):
         "league_interval": 1024,
         "eval_interval": 1024,
         "eval_opponents": ["random"],
+        "eval_partners": False,
+        "eval_league": 0,
         "eval_pairs": 2,
         "final_eval_pairs": 0,
         "checkpoint_interval": 1024,
@@ -221,8 +223,9 @@ def model_tensors(trainer: Trainer) -> dict[str, torch.Tensor]:
     return {name: tensor.clone() for name, tensor in trainer.network.state_dict().items()}
 
 
-def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> None:
-    config = tiny_config()
+@pytest.mark.parametrize("sampling", ["uniform", "pfsp"])
+def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path: Path, sampling: str) -> None:
+    config = tiny_config(opponent_sampling=sampling, partner_share=0.3, bid_entropy_boost=3.0)
     whole = run_training(config, tmp_path / "whole", progress=False)
     first = run_training(config, tmp_path / "split", progress=False, max_updates=2)
     assert first.decisions < config.total_decisions
@@ -234,6 +237,8 @@ def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path: Path
     assert np.array_equal(whole.venv.state.hands, resumed.venv.state.hands)
     assert whole.pool.league_decisions == resumed.pool.league_decisions
     assert whole.rng.bit_generator.state == resumed.rng.bit_generator.state
+    assert np.array_equal(whole.pool.opponent_rates.matches, resumed.pool.opponent_rates.matches)
+    assert np.array_equal(whole.pool.partner_rates.wins, resumed.pool.partner_rates.wins)
     whole_optimizer, resumed_optimizer = whole.optimizer.state_dict(), resumed.optimizer.state_dict()
     for key, state in whole_optimizer["state"].items():
         assert torch.equal(state["exp_avg"], resumed_optimizer["state"][key]["exp_avg"])
@@ -245,9 +250,9 @@ def test_periodic_evaluations_and_no_periodic_one_where_the_final_one_follows(
     evaluated: list[tuple[int, int]] = []
     evaluate = Trainer.evaluate
 
-    def recording_evaluate(self: Trainer, pairs: int, progress=None):
+    def recording_evaluate(self: Trainer, pairs: int, *args, **kwargs):
         evaluated.append((self.decisions, pairs))
-        return evaluate(self, pairs, progress)
+        return evaluate(self, pairs, *args, **kwargs)
 
     monkeypatch.setattr(Trainer, "evaluate", recording_evaluate)
     per_update = 32 * 16
@@ -317,8 +322,13 @@ def test_checkpoint_agent_plays_legal_actions(tmp_path: Path) -> None:
         agent = make_agent(spec, config)
         results = play_matches([[agent], [make_agent("random", config)]], config, pairs=3, seed=9)
         assert len(results) == 6  # an illegal action would have raised
+    three = make_config(num_players=3, scoring="simple")
+    with pytest.raises(AgentSpecError, match="reads another observation layout: piece 2 is 'discards' of 208"):
+        make_agent(f"ckpt:{tmp_path / 'run'}", three)
+    older = {key: value for key, value in trainer.state_dict().items() if key != "observation_layout"}
+    save_checkpoint(older, tmp_path / "older.pt")  # written before layouts were recorded: the size still tells
     with pytest.raises(AgentSpecError, match="observations of"):
-        make_agent(f"ckpt:{tmp_path / 'run'}", make_config(num_players=3, scoring="simple"))
+        make_agent(f"ckpt:{tmp_path / 'older.pt'}", three)
 
 
 @pytest.mark.parametrize("partner_opponents", ["pool", "baselines"])
@@ -358,6 +368,123 @@ def test_opponent_and_partner_games_seat_the_right_players(partner_opponents: st
     assert rollout.learner[0].tolist() == (before[rows, seats[0]] < 0).tolist()
     with pytest.raises(TrainConfigError, match="must sum to at most 1"):
         make_train_config(opponent_share=0.7, partner_share=0.5)
+
+
+def test_pfsp_draws_the_members_the_policy_loses_to() -> None:
+    trainer = Trainer(
+        tiny_config(baseline_opponents=["rule:heuristic", "rule:cautious", "random"], opponent_sampling="pfsp")
+    )
+    pool = trainer.pool
+    assert len(pool) == 4 and np.allclose(pool.opponent_weights(), 0.25)  # no match yet: every member alike
+    none = np.full(3, -1)
+    for _ in range(300):  # the policy beats heuristic and random every time and always loses to cautious
+        pool.record_outcomes(np.array([0, 1, 2]), none, np.array([1.0, 0.0, 1.0]))
+        pool.record_outcomes(none, np.array([0, 1, 2]), np.array([0.0, 1.0, 1.0]))  # partnering: heuristic fails
+    weights = pool.opponent_weights()
+    assert weights[1] > 0.5 and weights[1] > 10 * weights[0] and weights[0] == pytest.approx(weights[2])
+    assert weights[3] > weights[0]  # the league snapshot, never met, keeps the prior
+    draws = pool.sample_opponents(5000, np.random.default_rng(0))
+    assert abs(np.mean(draws == 1) - weights[1]) < 0.03
+    partners = pool.sample_partners(5000, np.random.default_rng(1))
+    assert np.mean(partners == 0) > 0.6
+    assert set(pool.sample_opponents(200, np.random.default_rng(2), baselines_only=True)) <= {0, 1, 2}
+    # a snapshot that replaces a ring slot starts over from the prior
+    pool.opponent_rates.record(np.array([3] * 50), np.zeros(50))
+    pool.add_snapshot(trainer.network, 99)
+    pool.add_snapshot(trainer.network, 100)
+    assert pool.opponent_rates.matches[3:].max() == 0.0
+    uniform = Trainer(tiny_config(baseline_opponents=["rule:heuristic", "rule:cautious"])).pool
+    uniform.record_outcomes(np.array([0, 1]), np.full(2, -1), np.array([1.0, 0.0]))
+    assert np.allclose(uniform.opponent_weights(), 1 / len(uniform))
+    with pytest.raises(TrainConfigError, match="'opponent_sampling' = 'hard' is not allowed: allowed values are"):
+        make_train_config(opponent_sampling="hard")
+
+
+def test_training_matches_feed_the_win_rates_and_the_per_group_statistics() -> None:
+    trainer = Trainer(
+        tiny_config(
+            num_envs=64,
+            opponent_share=0.4,
+            partner_share=0.4,
+            opponent_sampling="pfsp",
+            env={"target_score": 3, "max_deals": 6},
+        )
+    )
+    for _ in range(6):
+        trainer.collect()
+    assert trainer.pool.opponent_rates.matches.sum() > 0 and trainer.pool.partner_rates.matches.sum() > 0
+    scalars = trainer.game_stats.scalars()
+    assert "game/self/contracts" not in scalars and 0.0 <= scalars["game/self/bid_made_rate"] <= 1.0
+    for tag in ("game/vs_rule_heuristic/contracts", "game/with_rule_heuristic/contracts"):
+        assert 0.0 <= scalars[tag] <= 1.0, tag
+    assert "game/vs_rule_heuristic/match_win_rate" in scalars and "game/vs_league/points_per_deal" in scalars
+    assert 1 <= scalars["game/self/avg_bid"] <= 14
+
+
+def test_the_teacher_labels_the_taught_phases_and_kickstarting_pulls_the_policy_towards_it() -> None:
+    from pedro_env.actions import PLAY_OFFSET
+
+    config = tiny_config(
+        teacher="rule:heuristic",
+        teacher_decisions=6 * 32 * 48,
+        teacher_coef=5.0,
+        teacher_phases=["play"],
+        lr=3e-3,
+        rollout_steps=48,  # the first deal's bidding, trumps and discards take about twenty steps
+    )
+    trainer = Trainer(config)
+    teacher = make_agent("rule:heuristic", trainer.rules)
+    rollout = trainer.collect()
+    labelled = rollout.teacher_actions >= 0
+    assert labelled.any() and not (labelled & ~rollout.learner).any()  # only the policy's own decisions
+    assert (rollout.teacher_actions[labelled] >= PLAY_OFFSET).all()  # play phase only
+    playing = rollout.learner & rollout.masks[:, :, PLAY_OFFSET:].any(axis=2)
+    assert np.array_equal(labelled, playing)
+    observations, masks = rollout.observations[labelled], rollout.masks[labelled]
+    expected = teacher.act(observations, masks, np.random.default_rng(0))
+    assert np.array_equal(rollout.teacher_actions[labelled], expected)
+    held_out = (torch.from_numpy(observations), torch.from_numpy(masks), torch.from_numpy(expected))
+
+    def agreement(network: torch.nn.Module) -> float:
+        with torch.no_grad():
+            logits = network.logits(held_out[0], held_out[1])
+        return float((logits.argmax(dim=1) == held_out[2]).float().mean())
+
+    untaught = Trainer(make_train_config(config, teacher=""))  # the same run without a teacher
+    weights = []
+    for _ in range(5):
+        expected_weight = 5.0 * (1.0 - trainer.decisions / config.teacher_decisions)
+        stats = trainer.train_step()
+        untaught.train_step()
+        weights.append(stats["teacher_weight"])
+        assert stats["teacher_weight"] == pytest.approx(expected_weight) and 0 <= stats["teacher_agreement"] <= 1
+    assert weights[0] > weights[-1] > 0
+    assert agreement(trainer.network) > agreement(untaught.network) + 0.05  # measured: 0.55 against 0.44
+    assert trainer.teacher_weight() == pytest.approx(0.0)  # decayed to 0 at teacher_decisions
+    rollout = trainer.collect()
+    assert (rollout.teacher_actions == -1).all()  # no more labels once the weight is 0
+    with pytest.raises(TrainConfigError, match="'teacher_phases': 'lead' is not a phase: allowed are bid, trump"):
+        make_train_config(teacher_phases=["lead"])
+
+
+def test_assistants_bid_for_the_policy_and_those_bids_are_not_trained_on() -> None:
+    trainer = Trainer(
+        tiny_config(
+            opponent_share=1.0,
+            partner_share=0.0,
+            bid_assist_share=1.0,
+            bid_assistants=["rule:cautious"],
+            rollout_steps=64,  # deals end within the rollout
+        )
+    )
+    rollout = trainer.collect()
+    bidding = rollout.masks[:, :, :24].any(axis=2)
+    assert bidding.any()
+    assert not (bidding & rollout.learner).any()  # every bid of the policy's team came from the assistant
+    assert (~bidding & rollout.learner).any()  # the policy plays the rest
+    assert "game/assisted/contracts" in trainer.game_stats.scalars()
+    with pytest.raises(TrainConfigError, match="'bid_assist_share' > 0 needs 'bid_assistants'"):
+        make_train_config(bid_assist_share=0.5, bid_assistants=[])
 
 
 def test_device_auto_falls_back_to_cpu_and_cuda_without_cuda_is_an_error() -> None:
@@ -417,8 +544,15 @@ def test_smoke_config_runs_end_to_end_from_the_cli(tmp_path: Path) -> None:
         "eval/vs_random/win_rate",
         "eval/vs_random/win_rate_low",
         "eval/vs_rule_heuristic/points_per_deal",
+        "eval/vs_rule_heuristic/contracts",
+        "eval/with_rule_heuristic/win_rate",
+        "eval/worst/win_rate",
+        "eval/worst_partner/win_rate",
+        "game/vs_rule_heuristic/contracts",
+        "opponents/rule_heuristic/weight",
     ):
         assert tag in tags, tag
+    assert "WORST as opponent" in table and "(league)" in table
     # the checkpoint plays in the harness
     evaluated = run_module(
         "train.evaluate",
@@ -486,11 +620,11 @@ def test_learning_curve_keeps_one_point_per_step_the_last_evaluation(tmp_path: P
             writer.add_scalar(f"eval/vs_random/{name}", value, step)
     writer.add_scalar("charts/SPS", 1.0, 10)
     writer.close()
-    curve = read_curves(tmp_path)["random"]
+    curve = read_curves(tmp_path)["vs_random"]
     assert curve["decisions"].tolist() == [10, 20]
     assert np.allclose(curve["win_rate"], [0.4, 0.62]) and np.allclose(curve["low"], [0.3, 0.59])
     assert np.allclose(curve["high"], [0.5, 0.65]) and (np.diff(curve["minutes"]) >= 0).all()
-    assert plot_curves({"random": curve}, tmp_path / "curve.png", "test").stat().st_size > 0
+    assert plot_curves({"vs_random": curve}, tmp_path / "curve.png", "test").stat().st_size > 0
 
 
 def test_learning_curve_leaves_out_the_pause_before_a_resume(tmp_path: Path) -> None:
@@ -508,6 +642,24 @@ def test_learning_curve_leaves_out_the_pause_before_a_resume(tmp_path: Path) -> 
                 for name in ("win_rate", "win_rate_low", "win_rate_high"):
                     writer.add_scalar(f"eval/vs_random/{name}", step / 100, step, walltime=wall_time)
         writer.close()
-    curve = read_curves(tmp_path)["random"]
+    curve = read_curves(tmp_path)["vs_random"]
     assert curve["decisions"].tolist() == [10, 20, 30]
     assert np.allclose(curve["minutes"], [10.0, 15.0, 20.0]) and np.allclose(curve["win_rate"], [0.1, 0.2, 0.3])
+
+
+def test_learning_curve_reads_the_gauntlet_worst_cases_and_leaves_the_league_out(tmp_path: Path) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    from train.curve import plot_curves, read_curves
+
+    writer = SummaryWriter(str(tmp_path))
+    for step in (10, 20):
+        for entry in ("vs_random", "with_random", "worst", "worst_partner", "vs_league1", "with_league1"):
+            for name, value in (("win_rate", 0.5), ("win_rate_low", 0.4), ("win_rate_high", 0.6)):
+                writer.add_scalar(f"eval/{entry}/{name}", value + step / 100, step)
+        writer.add_scalar("eval/vs_random/contracts", 0.3, step)
+    writer.close()
+    curves = read_curves(tmp_path)
+    assert set(curves) == {"vs_random", "with_random", "worst", "worst_partner"}
+    assert np.allclose(curves["worst"]["win_rate"], [0.6, 0.7])
+    assert plot_curves(curves, tmp_path / "curve.png", "test").stat().st_size > 0

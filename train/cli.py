@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from train.checkpoint import CheckpointError, load_checkpoint
+from train.checkpoint import CheckpointError, export_policy, load_checkpoint
 from train.config import (
     TrainConfig,
     TrainConfigError,
@@ -33,6 +33,7 @@ from train.config import (
     load_train_config,
     make_train_config,
 )
+from train.gauntlet import GauntletResult
 
 # keys a resumed run may change; the rest fix the run's structure or its exact continuation
 RESUME_KEYS = (
@@ -40,8 +41,16 @@ RESUME_KEYS = (
     "device",
     "torch_threads",
     "eval_interval",
+    "eval_opponents",
+    "eval_partners",
+    "eval_league",
     "eval_pairs",
+    "eval_search_pairs",
+    "eval_partner_pairs",
     "final_eval_pairs",
+    "final_search_pairs",
+    "final_partner_pairs",
+    "eval_workers",
     "checkpoint_interval",
     "keep_checkpoints",
     "log_interval",
@@ -55,6 +64,7 @@ EXAMPLES = """examples:
   pedro-train --resume runs/wide --set total_decisions=200000000   # ... and run longer
   tensorboard --logdir runs
   pedro-eval ckpt:runs/wide/latest.pt rule:heuristic --matches 1000
+  pedro-train --export runs/wide my_policy.pt                # the policy alone, a small file for ckpt:
 """
 
 
@@ -73,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest.pt")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines instead)")
     parser.add_argument("--list-keys", action="store_true", help="print every config key, default and meaning")
+    parser.add_argument(
+        "--export",
+        nargs=2,
+        metavar=("CHECKPOINT", "OUT"),
+        help="write the policy of CHECKPOINT (a run directory or .pt) alone to OUT, a small file ckpt:OUT loads",
+    )
     return parser
 
 
@@ -81,6 +97,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_keys:
         for key, default, meaning in config_reference():
             print(f"{key:22s} {default:38s} {meaning}")
+        return 0
+    if args.export:
+        source, destination = args.export
+        try:
+            path = export_policy(source, destination)
+        except (CheckpointError, OSError) as error:
+            print(f"pedro-train: error: {error}", file=sys.stderr)
+            return 2
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): the policy of {source}; play it with ckpt:{path}")
         return 0
     try:
         run_dir, config, payload = prepare_run(args)
@@ -137,19 +162,18 @@ def write_config(config: TrainConfig, run_dir: Path) -> Path:
     return path
 
 
-def write_eval_table(results: dict[str, Any], run_dir: Path, decisions: int) -> str:
-    """eval.txt (the harness's tables) and eval.json (their summaries) in the run directory; returns the text."""
+def write_eval_table(result: GauntletResult, run_dir: Path, decisions: int) -> str:
+    """eval.txt (the gauntlet table, worst case first, then every entry's full table) and eval.json (the
+    summaries) in the run directory; returns the gauntlet table."""
     from train.evaluate import format_head_to_head
+    from train.gauntlet import format_gauntlet
 
-    text = "\n\n".join(format_head_to_head(head) for head in results.values())
-    (run_dir / "eval.txt").write_text(f"policy after {decisions:,} decisions\n\n{text}\n")
-    document = {
-        "decisions": decisions,
-        "written": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "results": [head.to_dict(with_matches=False) for head in results.values()],
-    }
+    table = format_gauntlet(result)
+    details = "\n\n".join(format_head_to_head(head, timing=False) for _, head in result.ordered())
+    (run_dir / "eval.txt").write_text(f"policy after {decisions:,} decisions\n\n{table}\n\n{details}\n")
+    document = {"decisions": decisions, "written": time.strftime("%Y-%m-%dT%H:%M:%S"), **result.to_dict()}
     (run_dir / "eval.json").write_text(json.dumps(document, indent=2))
-    return text
+    return table
 
 
 if __name__ == "__main__":

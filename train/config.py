@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pedro_env.config import ConfigError, PedroConfig, field_docs, make_config
+from train.gauntlet import GAUNTLET_BASELINES
 
 
 class TrainConfigError(ValueError):
@@ -83,6 +84,8 @@ class TrainConfig:
     """Clip the value loss around the rollout's values."""
     ent_coef: float = 0.01
     """Entropy bonus (entropy over legal actions only)."""
+    bid_entropy_boost: float = 1.0
+    """The entropy bonus of bidding decisions is ``ent_coef`` times this (keeps the policy trying bids)."""
     vf_coef: float = 0.5
     """Value-loss weight."""
     max_grad_norm: float = 0.5
@@ -105,16 +108,51 @@ class TrainConfig:
     """Frozen past policies kept in the opponent pool (0: no league); the oldest leaves first."""
     league_interval: int = 2_000_000
     """Decisions between two snapshots of the policy into the league."""
+    bid_assist_share: float = 0.0
+    """Share of games in which a ``bid_assistants`` agent bids for one team's policy seats (the policy plays the rest),
+    so it also plays contracts it would not bid yet; those bids are not trained on."""
+    bid_assistants: tuple[str, ...] = ("rule:heuristic",)
+    """Agent specs that bid in assisted games (one drawn per game)."""
+    teacher: str = ""
+    """Kickstarting: an agent spec whose choices the policy is pulled towards early in the run (empty: none)."""
+    teacher_coef: float = 1.0
+    """Initial weight of the cross-entropy from the policy to the teacher's action (added to the PPO loss)."""
+    teacher_decisions: int = 0
+    """Decisions over which the teacher's weight decays linearly to 0 (0: no teacher)."""
+    teacher_phases: tuple[str, ...] = ("trump", "discard", "play")
+    """Phases in which the teacher is imitated (bid, trump, discard, play); the others are learned by RL alone."""
+    teacher_sides: tuple[str, ...] = ("maker", "defender")
+    """Whose decisions the teacher labels: the maker's side (my team holds the high bid), the defenders, or both."""
+    opponent_sampling: str = "uniform"
+    """Who is met: ``uniform`` over the pool (and the partners), or ``pfsp``, favouring those the policy loses to."""
+    pfsp_exponent: float = 2.0
+    """With ``pfsp``: a member is drawn with weight ``(1 - win rate) ** pfsp_exponent + pfsp_floor``."""
+    pfsp_floor: float = 0.05
+    """With ``pfsp``: the weight every member keeps, however often the policy beats it."""
 
     # ---- evaluation, logging, checkpoints ----
     eval_interval: int = 2_000_000
     """Decisions between two evaluations with the harness (0: only the final one, if ``final_eval_pairs``)."""
-    eval_opponents: tuple[str, ...] = ("random", "rule:heuristic")
-    """Agent specs the policy is evaluated against (logged as eval/vs_<spec>/...)."""
+    eval_opponents: tuple[str, ...] = GAUNTLET_BASELINES
+    """Baselines of the evaluation gauntlet, met as opponents (eval/vs_<spec>/) and partners (eval/with_<spec>/)."""
+    eval_partners: bool = True
+    """The gauntlet also seats each baseline as the policy's partner against two of it."""
+    eval_league: int = 2
+    """The most recent league snapshots that join the gauntlet (as opponents and partners; not in the worst case)."""
     eval_pairs: int = 100
-    """Duplicate match pairs per opponent in a periodic evaluation."""
+    """Duplicate match pairs per baseline-opponent entry of the gauntlet in a periodic evaluation."""
+    eval_partner_pairs: int = 50
+    """Duplicate match pairs per partner entry and per league-snapshot entry in a periodic evaluation (0: none)."""
+    eval_search_pairs: int = 4
+    """Duplicate match pairs per search-agent entry (seconds per match) in a periodic evaluation (0: leave out)."""
     final_eval_pairs: int = 500
-    """Duplicate match pairs per opponent in the evaluation table written at the end of the run."""
+    """Duplicate match pairs per baseline-opponent entry in the evaluation table written at the end of the run."""
+    final_partner_pairs: int = 200
+    """Duplicate match pairs per partner entry and per league-snapshot entry in the final table (0: none)."""
+    final_search_pairs: int = 20
+    """Duplicate match pairs per search-agent entry in the final table (0: leave out)."""
+    eval_workers: int = 0
+    """Processes playing the evaluation matches (0: one per core); training waits while they play."""
     eval_seed: int = 1_000_000
     """Seed of the evaluation deals (the same deals at every evaluation, so curves compare like with like)."""
     checkpoint_interval: int = 5_000_000
@@ -153,7 +191,14 @@ class TrainConfig:
 
 DEVICES = ("auto", "cpu", "cuda")
 PARTNER_OPPONENTS = ("pool", "baselines")
-_CHOICES: dict[str, tuple[str, ...]] = {"device": DEVICES, "partner_opponents": PARTNER_OPPONENTS}
+OPPONENT_SAMPLINGS = ("uniform", "pfsp")
+PHASE_NAMES = ("bid", "trump", "discard", "play")
+TEACHER_SIDES = ("maker", "defender")
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "device": DEVICES,
+    "partner_opponents": PARTNER_OPPONENTS,
+    "opponent_sampling": OPPONENT_SAMPLINGS,
+}
 
 # key -> (lowest, highest or None, inclusive low) for numbers
 _RANGES: dict[str, tuple[float, float | None]] = {
@@ -168,16 +213,28 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "num_minibatches": (1, None),
     "clip_coef": (0.0, None),
     "ent_coef": (0.0, None),
+    "bid_entropy_boost": (0.0, None),
     "vf_coef": (0.0, None),
     "max_grad_norm": (0.0, None),
     "target_kl": (0.0, None),
     "opponent_share": (0.0, 1.0),
     "partner_share": (0.0, 1.0),
+    "bid_assist_share": (0.0, 1.0),
+    "teacher_coef": (0.0, None),
+    "teacher_decisions": (0, None),
     "league_size": (0, None),
     "league_interval": (1, None),
+    "pfsp_exponent": (0.0, None),
+    "pfsp_floor": (0.0, None),
     "eval_interval": (0, None),
+    "eval_league": (0, None),
     "eval_pairs": (1, None),
+    "eval_partner_pairs": (0, None),
+    "final_partner_pairs": (0, None),
+    "eval_search_pairs": (0, None),
     "final_eval_pairs": (0, None),
+    "final_search_pairs": (0, None),
+    "eval_workers": (0, None),
     "eval_seed": (0, None),
     "checkpoint_interval": (1, None),
     "log_interval": (1, None),
@@ -287,6 +344,18 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
             f"config keys 'opponent_share' + 'partner_share' = {merged['opponent_share'] + merged['partner_share']} "
             "is not allowed: they are shares of the games and must sum to at most 1"
         )
+    if not merged["teacher_sides"] or any(side not in TEACHER_SIDES for side in merged["teacher_sides"]):
+        raise TrainConfigError(
+            f"config key 'teacher_sides' = {list(merged['teacher_sides'])!r} is not allowed: "
+            f"a non-empty list of {', '.join(TEACHER_SIDES)}"
+        )
+    unknown_phases = [name for name in merged["teacher_phases"] if name not in PHASE_NAMES]
+    if unknown_phases:
+        raise TrainConfigError(
+            f"config key 'teacher_phases': {unknown_phases[0]!r} is not a phase: allowed are {', '.join(PHASE_NAMES)}"
+        )
+    if merged["bid_assist_share"] > 0 and not merged["bid_assistants"]:
+        raise TrainConfigError("config key 'bid_assist_share' > 0 needs 'bid_assistants' (the agents that bid)")
     if merged["partner_share"] > 0 and not merged["baseline_opponents"]:
         raise TrainConfigError(
             "config key 'partner_share' > 0 needs 'baseline_opponents' (the partners come from them)"
@@ -313,11 +382,16 @@ def _check_specs(values: dict[str, Any]) -> None:
     """Agent specs must name agents (checked without building them: checkpoints may be written later)."""
     from agents import AGENT_SPECS, REGISTRY
 
-    for key in ("baseline_opponents", "eval_opponents"):
-        for spec in values[key]:
+    for key in ("baseline_opponents", "eval_opponents", "bid_assistants", "teacher"):
+        for spec in values[key] if key != "teacher" else [values[key]] if values[key] else []:
             kind, sep, rest = spec.partition(":")
             name = rest.split(",")[0]
-            ok = spec == "random" or (kind == "ckpt" and sep and rest) or (sep and name in REGISTRY.get(kind, {}))
+            ok = (
+                spec == "random"
+                or spec.split(",")[0] == "pretrained"
+                or (kind == "ckpt" and sep and rest)
+                or (sep and name in REGISTRY.get(kind, {}))
+            )
             if not ok:
                 raise TrainConfigError(
                     f"config key {key!r}: unknown agent spec {spec!r}: allowed are {', '.join(AGENT_SPECS)}"
@@ -332,7 +406,11 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     key = key.strip()
     if not sep or not key:
         raise TrainConfigError(f"expected KEY=VALUE (e.g. lr=1e-4 or env.target_score=31), got {text!r}")
-    value = yaml.safe_load(raw) if raw.strip() else ""
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as error:
+        problem = str(error).strip().splitlines()[0]
+        raise TrainConfigError(f"{key}={raw!r} is not a YAML value ({problem}); quote lists: 'KEY=[a, b]'") from None
     if isinstance(value, str) and _looks_like_number(value):
         value = float(value)  # YAML 1.1 reads 1e-4 (no dot) as a string
     return key, value

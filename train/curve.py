@@ -2,8 +2,10 @@
 
     python -m train.curve runs/NAME --out docs/learning_curve.png
 
-Reads the run's TensorBoard events (``eval/vs_<spec>/win_rate``, ``_low``, ``_high``); the time axis
-is training time in minutes: the pauses between a stopped run and its ``--resume`` do not count.
+Reads the run's TensorBoard events (``eval/<entry>/win_rate``, ``_low``, ``_high`` for the gauntlet's
+entries ``vs_<spec>``, ``with_<spec>``, and the worst cases ``worst`` and ``worst_partner``; league
+snapshots are left out); the time axis is training time in minutes: the pauses between a stopped run
+and its ``--resume`` do not count. Opponents and partners get a panel each, the worst case in black.
 """
 
 from __future__ import annotations
@@ -33,8 +35,20 @@ def read_sessions(run_dir: str | Path) -> list[tuple[float, float, dict[str, lis
     return sorted(sessions, key=lambda session: session[0])
 
 
+def curve_name(tag: str) -> str | None:
+    """``eval/vs_rule_heuristic/win_rate`` -> ``vs_rule_heuristic``; None for other tags and league entries."""
+    parts = tag.split("/")
+    if len(parts) != 3 or parts[0] != "eval" or parts[2] != "win_rate":
+        return None
+    name = parts[1]
+    if name.startswith(("vs_league", "with_league")):
+        return None
+    return name if name.startswith(("vs_", "with_")) or name in ("worst", "worst_partner") else None
+
+
 def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
-    """spec tag -> {"minutes", "decisions", "win_rate", "low", "high"} from a run's events.
+    """entry tag (``vs_random``, ``with_rule_cautious``, ``worst``) -> {"minutes", "decisions", "win_rate",
+    "low", "high"} from a run's events.
 
     "minutes" is training time: wall-clock minutes since the run's first event, less the pauses between
     one session's last event and the next session's first (a run stopped and resumed the next day).
@@ -48,9 +62,9 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
         previous_end = last
         origin = sessions[0][0] + paused
         for tag, series in scalars.items():
-            if not (tag.startswith("eval/vs_") and tag.endswith("/win_rate")):
+            name = curve_name(tag)
+            if name is None:
                 continue
-            name = tag[len("eval/vs_") : -len("/win_rate")]
             base = tag[: -len("win_rate")]
             # one point per step: the last evaluation logged there (runs before 2026-11-30 logged a periodic
             # one, then the final one with more pairs, at the last step); the interval's bounds are logged
@@ -60,7 +74,7 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
                 minutes = (event.wall_time - origin) / 60
                 points.setdefault(name, {})[event.step] = (minutes, event.value, low.value, high.value)
     if not points:
-        raise ValueError(f"no evaluation scalars (eval/vs_*/win_rate) in {run_dir}")
+        raise ValueError(f"no evaluation scalars (eval/vs_*/win_rate, eval/worst/win_rate) in {run_dir}")
     curves: dict[str, dict[str, np.ndarray]] = {}
     for name, by_step in points.items():
         steps = sorted(by_step)
@@ -76,22 +90,38 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
 
 
 def plot_curves(curves: dict[str, dict[str, np.ndarray]], out: str | Path, title: str) -> Path:
+    """One panel for the opponents (``vs_*``, ``worst``), one for the partners (``with_*``, ``worst_partner``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(7.5, 4.5))
-    for name, curve in curves.items():
-        axis.plot(curve["minutes"], 100 * curve["win_rate"], marker="o", markersize=3, label=f"vs {name}")
-        axis.fill_between(curve["minutes"], 100 * curve["low"], 100 * curve["high"], alpha=0.2)
-    axis.axhline(50, color="grey", linewidth=0.8, linestyle=":")
-    axis.set_xlabel("wall-clock training time (minutes)")
-    axis.set_ylabel("match win rate, duplicate (%)")
-    axis.set_ylim(0, 100)
-    axis.set_title(title)
-    axis.grid(alpha=0.3)
-    axis.legend(loc="lower right")
+    panels = [("as opponent", "vs_", "worst"), ("as partner", "with_", "worst_partner")]
+    panels = [panel for panel in panels if any(name.startswith(panel[1]) for name in curves)]
+    figure, axes = plt.subplots(1, len(panels), figsize=(7.5 * len(panels), 4.5), squeeze=False)
+    for axis, (heading, prefix, worst) in zip(axes[0], panels):
+        names = sorted(name for name in curves if name.startswith(prefix)) + ([worst] if worst in curves else [])
+        for name in names:
+            curve = curves[name]
+            is_worst = name == worst
+            label = f"worst {heading}" if is_worst else name.replace("_", " ", 1)
+            axis.plot(
+                curve["minutes"],
+                100 * curve["win_rate"],
+                marker="o",
+                markersize=3,
+                label=label,
+                color="black" if is_worst else None,
+                linewidth=2.2 if is_worst else 1.2,
+            )
+            axis.fill_between(curve["minutes"], 100 * curve["low"], 100 * curve["high"], alpha=0.15)
+        axis.axhline(50, color="grey", linewidth=0.8, linestyle=":")
+        axis.set_xlabel("wall-clock training time (minutes)")
+        axis.set_ylabel("match win rate, duplicate (%)")
+        axis.set_ylim(0, 100)
+        axis.set_title(f"{title}: {heading}")
+        axis.grid(alpha=0.3)
+        axis.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -111,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, curve in curves.items():
         last = -1
         print(
-            f"vs {name}: {100 * curve['win_rate'][last]:.1f}% [{100 * curve['low'][last]:.1f}, "
+            f"{name.replace('_', ' ', 1)}: {100 * curve['win_rate'][last]:.1f}% [{100 * curve['low'][last]:.1f}, "
             f"{100 * curve['high'][last]:.1f}] after {curve['minutes'][last]:.1f} min, "
             f"{curve['decisions'][last]:,} decisions"
         )

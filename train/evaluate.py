@@ -44,6 +44,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -58,11 +59,13 @@ import numpy as np
 from agents import AGENT_SPECS, AgentSpecError
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
 from train import silence_stdout
+from train.gauntlet import GAUNTLET_BASELINES
 from train.match import MatchResult, RunSettings, Shard, Side, build_agent, run_shards, shard_bounds
 from train.ratings import Z95, HeadToHead, Tournament, wilson_interval
 
 DEFAULT_MATCHES = 200
 DEFAULT_BATCH_SIZE = 1024
+DEFAULT_SEARCH_PAIRS = 20  # --gauntlet: pairs per search-agent entry (a few seconds of CPU per match)
 
 
 class EvaluationError(ValueError):
@@ -669,15 +672,37 @@ def build_parser() -> argparse.ArgumentParser:
         "sides", nargs="+", metavar="SIDE", help="agent spec or SPEC+SPEC; two, or more with --round-robin"
     )
     parser.add_argument("--round-robin", action="store_true", help="every pair of sides plays; ratings table")
+    parser.add_argument(
+        "--gauntlet",
+        action="store_true",
+        help="one side against every baseline, as opponent and as partner; worst case first (train/gauntlet.py)",
+    )
+    parser.add_argument(
+        "--baselines",
+        nargs="+",
+        metavar="SPEC",
+        help=f"--gauntlet: the baselines met (default: {' '.join(GAUNTLET_BASELINES)})",
+    )
+    parser.add_argument(
+        "--search-pairs",
+        type=int,
+        default=DEFAULT_SEARCH_PAIRS,
+        help=f"--gauntlet: duplicate pairs per search-agent entry (default {DEFAULT_SEARCH_PAIRS}; 0 leaves them out)",
+    )
+    parser.add_argument(
+        "--no-partners", dest="partners", action="store_false", help="--gauntlet: the baselines only as opponents"
+    )
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument(
         "--matches",
         type=int,
         help=f"matches per pairing (default {DEFAULT_MATCHES}; rounded up to whole duplicate pairs)",
     )
-    budget.add_argument("--pairs", type=int, help="duplicate pairs per pairing (two matches each)")
+    budget.add_argument("--pairs", type=int, help="duplicate pairs per pairing or gauntlet entry (two matches each)")
     parser.add_argument("--seed", type=int, default=0, help="match pair p uses deal seed SEED + p (default 0)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="worker processes (default 0: one per core, as the shards allow)"
+    )
     parser.add_argument(
         "--batch-size",
         type=int,
@@ -735,6 +760,145 @@ def save_replays(head: HeadToHead, directory: str | Path) -> list[Path]:
     return paths
 
 
+def _gauntlet_main(args: argparse.Namespace) -> int:
+    """``pedro-eval SIDE --gauntlet``: the gauntlet table on stdout, PREFIX.json, PREFIX.csv and PREFIX.png."""
+    from train.gauntlet import format_gauntlet, gauntlet_entries, run_gauntlet
+
+    try:
+        if len(args.sides) != 1:
+            raise EvaluationError(f"--gauntlet takes one side (the subject), got {len(args.sides)}")
+        if args.round_robin or args.anchor or args.save_replays or not args.duplicate:
+            raise EvaluationError(
+                "--gauntlet plays duplicate head to heads: no --round-robin, --anchor, --save-replays or --no-duplicate"
+            )
+        if args.search_pairs < 0:
+            raise EvaluationError(f"--search-pairs must be >= 0, got {args.search_pairs}")
+        if args.seed < 0 or args.workers < 1:
+            raise EvaluationError(f"seed must be >= 0 and workers >= 1 (got {args.seed}, {args.workers})")
+        config = make_config(**dict(parse_override(text) for text in args.config))
+        subject = args.sides[0]
+        parse_side(subject)
+        if "+" in subject:
+            raise EvaluationError(f"--gauntlet measures one agent: {subject!r} is a team (the gauntlet seats partners)")
+        pairs = pairs_for(args.matches, args.pairs if args.pairs is not None or args.matches else 200, config, True)
+        entries = gauntlet_entries(args.baselines or GAUNTLET_BASELINES, pairs, args.search_pairs, args.partners)
+        if not entries:
+            raise EvaluationError("the gauntlet has no entries (every baseline left out)")
+        bar = _GauntletBar(args.progress)
+        try:
+            result = run_gauntlet(subject, entries, config, args.seed, args.workers, progress=bar.update)
+        finally:
+            bar.close()
+    except (AgentSpecError, ConfigError, EvaluationError) as error:
+        print(f"pedro-eval: error: {error}", file=sys.stderr)
+        return 2
+    prefix = Path(args.out) if args.out else default_prefix([subject, "gauntlet"])
+    written = [prefix.with_name(prefix.name + ".json")]
+    written[0].parent.mkdir(parents=True, exist_ok=True)
+    written[0].write_text(json.dumps(result.to_dict(with_matches=True), indent=1) + "\n")
+    written.append(gauntlet_csv(result, prefix.with_name(prefix.name + ".csv")))
+    _draw_chart(plot_gauntlet, result, prefix.with_name(prefix.name + ".png"), written)
+    _print_table(format_gauntlet(result), written)
+    return 0
+
+
+def _draw_chart(draw: Any, result: Any, path: Path, written: list[Path]) -> None:
+    """``draw(result, path)``, added to ``written``; without matplotlib a note instead of a chart."""
+    try:
+        written.append(draw(result, path))
+    except ImportError:
+        print("pedro-eval: matplotlib is not installed; no chart (pip install 'pedro-rl[eval]')", file=sys.stderr)
+
+
+def _print_table(table: str, written: list[Path]) -> None:
+    """The table and the files written (written first, so a reader that stops early, ``| head``, loses nothing)."""
+    try:
+        print(table)
+        print("wrote " + ", ".join(str(path) for path in written))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+
+
+class _GauntletBar:
+    """A tqdm bar over the gauntlet's matches (silent when disabled, not on a TTY, or without tqdm)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self.bar: Any = None
+
+    def update(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                self.enabled = False
+                return
+            self.bar = tqdm(total=total, unit="match", desc="gauntlet", dynamic_ncols=True, file=sys.stderr)
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def gauntlet_csv(result: Any, path: str | Path) -> Path:
+    """One row per gauntlet entry (worst first): role, baseline, then the head-to-head columns."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["role", "baseline", "league", *CSV_COLUMNS])
+        writer.writeheader()
+        for entry, head in result.ordered():
+            row = {key: "" if value is None else value for key, value in _csv_row(head).items()}
+            writer.writerow({"role": entry.role, "baseline": entry.baseline, "league": entry.league, **row})
+    return path
+
+
+def plot_gauntlet(result: Any, path: str | Path) -> Path:
+    """A PNG: every entry's win rate with its 95% interval, lowest first; the worst opponent in red."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from train.gauntlet import entry_rate
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = result.ordered()[::-1]
+    worst = result.worst("opponent")
+    figure, axes = plt.subplots(figsize=(8, 1.2 + 0.38 * len(rows)))
+    for position, (entry, head) in enumerate(rows):
+        rate, (low, high) = entry_rate(head), head.win_rate_ci
+        colour = (
+            "tab:red"
+            if worst is not None and entry is worst[0]
+            else ("tab:blue" if entry.role == "opponent" else "tab:green")
+        )
+        axes.barh(position, rate, color=colour, alpha=0.8 if not entry.league else 0.4)
+        axes.errorbar(
+            [rate],
+            [position],
+            xerr=[[max(0.0, rate - low)], [max(0.0, high - rate)]],
+            fmt="none",
+            ecolor="black",
+            capsize=3,
+        )
+        axes.text(1.01, position, f"{100 * rate:.0f}%", va="center", fontsize=8)
+    axes.set_yticks(range(len(rows)), [entry.label for entry, _ in rows], fontsize=8)
+    axes.axvline(0.5, color="grey", linestyle="--", linewidth=1)
+    axes.set_xlim(0, 1.1)
+    axes.set_xlabel("win rate of decided matches (95% Wilson); blue: as opponent, green: as partner, red: worst")
+    axes.set_title(f"gauntlet of {result.subject}", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def default_prefix(labels: Sequence[str]) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", "-vs-".join(labels))[:80].strip("_")
     return Path("eval") / f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{slug}"
@@ -743,7 +907,14 @@ def default_prefix(labels: Sequence[str]) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     """``pedro-eval``: returns 0, or 2 with a message (no traceback) for bad specs, configs or arguments."""
     args = build_parser().parse_args(argv)
+    explicit_workers = args.workers > 0
+    if args.workers == 0:
+        args.workers = os.cpu_count() or 1
+    if args.gauntlet:
+        return _gauntlet_main(args)
     try:
+        if args.baselines or args.search_pairs != DEFAULT_SEARCH_PAIRS or not args.partners:
+            raise EvaluationError("--baselines, --search-pairs and --no-partners belong to --gauntlet")
         config = make_config(**dict(parse_override(text) for text in args.config))
         if len(args.sides) < 2:
             raise EvaluationError("give at least two sides")
@@ -764,7 +935,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         per_pair = config.num_teams if args.duplicate else 1
         pair_count = pairs_for(args.matches, args.pairs, config, args.duplicate)
         shards = pairings * len(shard_bounds(pair_count, args.batch_size, per_pair))
-        if args.workers > shards:
+        if explicit_workers and args.workers > shards:
             print(
                 f"pedro-eval: note: the run splits into {shards} shard(s) of at most --batch-size {args.batch_size} "
                 f"matches, so only {shards} worker(s) get work; a smaller --batch-size makes more shards",
@@ -788,20 +959,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     written = [to_json(result, prefix.with_name(prefix.name + ".json"))]
     written += to_csv(result, prefix.with_name(prefix.name + ".csv"))
-    try:
-        written.append(plot(result, prefix.with_name(prefix.name + ".png")))
-    except ImportError:
-        print("pedro-eval: matplotlib is not installed; no chart (pip install 'pedro-rl[eval]')", file=sys.stderr)
+    _draw_chart(plot, result, prefix.with_name(prefix.name + ".png"), written)
     if args.save_replays:
         heads = result.head_to_heads if isinstance(result, Tournament) else [result]
         count = sum(len(save_replays(head, args.save_replays)) for head in heads)
         written.append(Path(f"{args.save_replays} ({count} replay records)"))
-    try:  # the files are written first, so a reader that stops early (| head) loses nothing
-        print(format_table(result))
-        print("wrote " + ", ".join(str(path) for path in written))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        silence_stdout()
+    _print_table(format_table(result), written)
     return 0
 
 

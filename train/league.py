@@ -4,6 +4,15 @@ Pool indices: ``0 .. len(baselines) - 1`` are the baselines in config order, the
 league snapshot. The league is a ring of ``league_size`` snapshots of the policy's weights: a new
 snapshot replaces the oldest in place, so a game against that index goes on against the newer
 policy. League policies sample from their softmax (a frozen stochastic policy, as in self-play).
+
+Who is met (``opponent_sampling``):
+
+- ``uniform``: every pool member (and, as partner, every baseline) equally often;
+- ``pfsp``: prioritized fictitious self-play, as in AlphaStar's league: member ``m`` is drawn with
+  weight ``(1 - w_m) ** pfsp_exponent + pfsp_floor``, where ``w_m`` is the policy's recent win rate
+  in training matches against it (partners: with it), so the games go where the policy loses. The
+  win rates are running averages over about the last ``1 / (1 - WIN_RATE_DECAY)`` matches, with a
+  prior of one drawn match (undecided matches count as half); a new snapshot starts from the prior.
 """
 
 from __future__ import annotations
@@ -17,6 +26,37 @@ from agents import Agent, make_agent
 from agents.networks import ActorCritic, NetworkShape
 from agents.policy import PolicyAgent
 from pedro_env.config import PedroConfig
+from train.config import OPPONENT_SAMPLINGS
+
+WIN_RATE_DECAY = 0.995  # per finished match: the running win rates remember about the last 200 matches
+PRIOR_MATCHES = 1.0  # a member no match has been played against counts as one drawn match
+
+
+class WinRates:
+    """Running win rates of the policy per member: ``(K,)`` decayed wins and matches."""
+
+    def __init__(self, size: int) -> None:
+        self.wins = np.zeros(size, dtype=np.float64)
+        self.matches = np.zeros(size, dtype=np.float64)
+
+    def record(self, members: np.ndarray, outcomes: np.ndarray) -> None:
+        """Outcomes (1 won, 0 lost, 0.5 undecided) of matches against ``members``, in order."""
+        for member, outcome in zip(members.tolist(), outcomes.tolist()):
+            self.wins[member] = WIN_RATE_DECAY * self.wins[member] + outcome
+            self.matches[member] = WIN_RATE_DECAY * self.matches[member] + 1.0
+
+    def rates(self) -> np.ndarray:
+        return (self.wins + 0.5 * PRIOR_MATCHES) / (self.matches + PRIOR_MATCHES)
+
+    def reset(self, member: int) -> None:
+        self.wins[member] = self.matches[member] = 0.0
+
+    def state_dict(self) -> dict[str, list[float]]:
+        return {"wins": self.wins.tolist(), "matches": self.matches.tolist()}
+
+    def load_state_dict(self, state: dict[str, list[float]]) -> None:
+        self.wins = np.asarray(state["wins"], dtype=np.float64)
+        self.matches = np.asarray(state["matches"], dtype=np.float64)
 
 
 class OpponentPool:
@@ -29,6 +69,9 @@ class OpponentPool:
         league_size: int,
         shape: NetworkShape,
         observation_scale: np.ndarray,
+        sampling: str = "uniform",
+        pfsp_exponent: float = 2.0,
+        pfsp_floor: float = 0.05,
     ) -> None:
         self.config = config
         self.baseline_specs = tuple(baseline_specs)
@@ -39,6 +82,13 @@ class OpponentPool:
         self.league: list[PolicyAgent] = []
         self.league_decisions: list[int] = []  # decisions of training when each snapshot was taken
         self.next_replace = 0  # ring position the next snapshot overwrites once the league is full
+        if sampling not in OPPONENT_SAMPLINGS:
+            raise ValueError(f"opponent sampling {sampling!r} is not one of {', '.join(OPPONENT_SAMPLINGS)}")
+        self.sampling = sampling
+        self.pfsp_exponent = float(pfsp_exponent)
+        self.pfsp_floor = float(pfsp_floor)
+        self.opponent_rates = WinRates(len(self.baselines) + self.league_size)  # the policy against each member
+        self.partner_rates = WinRates(len(self.baselines))  # the policy with each baseline as its partner
 
     def __len__(self) -> int:
         return len(self.baselines) + len(self.league)
@@ -53,6 +103,10 @@ class OpponentPool:
             return self.baseline_specs[index]
         return f"league@{self.league_decisions[index - len(self.baselines)]}"
 
+    def group(self, index: int) -> str:
+        """What the statistics call a member: its spec, or ``league`` for any snapshot."""
+        return self.baseline_specs[index] if index < len(self.baselines) else "league"
+
     def add_snapshot(self, network: ActorCritic, decisions: int) -> None:
         """Freeze a copy of ``network``'s weights into the league (no-op with ``league_size`` 0)."""
         if self.league_size == 0:
@@ -61,10 +115,49 @@ class OpponentPool:
         if len(self.league) < self.league_size:
             self.league.append(self._frozen_agent(weights))
             self.league_decisions.append(int(decisions))
+            self.opponent_rates.reset(len(self) - 1)
             return
         self.league[self.next_replace].network.load_state_dict(weights)
         self.league_decisions[self.next_replace] = int(decisions)
+        self.opponent_rates.reset(len(self.baselines) + self.next_replace)
         self.next_replace = (self.next_replace + 1) % self.league_size
+
+    # -- who is met --------------------------------------------------------------------------
+
+    def _weights(self, rates: np.ndarray) -> np.ndarray:
+        if self.sampling == "uniform":
+            return np.ones(rates.size)
+        return (1.0 - rates) ** self.pfsp_exponent + self.pfsp_floor
+
+    def opponent_weights(self, members: int | None = None) -> np.ndarray:
+        """(len(self),) probability of drawing each member as the opponent (of the first ``members`` only)."""
+        count = len(self) if members is None else members
+        weights = self._weights(self.opponent_rates.rates()[:count])
+        return weights / weights.sum()
+
+    def partner_weights(self) -> np.ndarray:
+        """(len(baselines),) probability of drawing each baseline as the partner."""
+        weights = self._weights(self.partner_rates.rates())
+        return weights / weights.sum()
+
+    def sample_opponents(self, count: int, rng: np.random.Generator, baselines_only: bool = False) -> np.ndarray:
+        """(count,) pool indices drawn by ``opponent_sampling`` (among the baselines only, if asked)."""
+        members = len(self.baselines) if baselines_only else len(self)
+        if members == 0:
+            return np.zeros(count, dtype=np.int64)
+        return rng.choice(members, size=count, p=self.opponent_weights(members)).astype(np.int64)
+
+    def sample_partners(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """(count,) baseline indices drawn by ``opponent_sampling``."""
+        if not self.baselines:
+            return np.zeros(count, dtype=np.int64)
+        return rng.choice(len(self.baselines), size=count, p=self.partner_weights()).astype(np.int64)
+
+    def record_outcomes(self, opponents: np.ndarray, partners: np.ndarray, outcomes: np.ndarray) -> None:
+        """Finished training matches: the opponent member and partner baseline (-1 none) of each, and the
+        policy's outcome (1 won, 0 lost, 0.5 undecided)."""
+        self.opponent_rates.record(opponents[opponents >= 0], outcomes[opponents >= 0])
+        self.partner_rates.record(partners[partners >= 0], outcomes[partners >= 0])
 
     def _frozen_agent(self, weights: dict[str, torch.Tensor]) -> PolicyAgent:
         """A sampling PolicyAgent on a network holding ``weights``."""
@@ -78,6 +171,8 @@ class OpponentPool:
             "weights": [agent.network.state_dict() for agent in self.league],
             "decisions": list(self.league_decisions),
             "next_replace": self.next_replace,
+            "opponent_rates": self.opponent_rates.state_dict(),
+            "partner_rates": self.partner_rates.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -86,6 +181,9 @@ class OpponentPool:
             self.league.append(self._frozen_agent(weights))
             self.league_decisions.append(int(decisions))
         self.next_replace = int(state["next_replace"])
+        if "opponent_rates" in state:  # checkpoints from before opponent sampling keep the fresh priors
+            self.opponent_rates.load_state_dict(state["opponent_rates"])
+            self.partner_rates.load_state_dict(state["partner_rates"])
 
     @torch.no_grad()
     def act(

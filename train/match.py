@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import queue as queue_module
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -340,6 +342,7 @@ class Shard:
     first_pair: int
     pairs: int
     index: int  # shard number within the pairing: seeds the agents' RNG
+    batch_size: int = 0  # matches played at once; 0: the run's (RunSettings.batch_size)
 
 
 @dataclass(frozen=True)
@@ -351,6 +354,7 @@ class RunSettings:
     batch_size: int
     duplicate: bool
     record: bool = False  # keep every match's actions (for replay files)
+    policies: tuple[tuple[str, bytes], ...] = ()  # in-memory policies (name, agents.policy.policy_bytes) sides may name
 
 
 ProgressReport = Callable[[list[tuple[int, int]]], None]  # called with [(pairing, winner side), ...] of new results
@@ -359,7 +363,19 @@ REPORT_EVERY_S = 0.2  # a shard batches its progress reports (they cross a proce
 
 def play_shard(shard: Shard, settings: RunSettings, report: ProgressReport | None = None) -> list[MatchResult]:
     """Play one shard in this process; its results depend only on the shard and the settings."""
-    lineup = [[build_agent(spec, settings.config) for spec in side] for side in shard.sides]
+    inline = dict(settings.policies)
+    built: dict[str, Agent] = {}
+
+    def agent_for(spec: str) -> Agent:
+        if spec not in inline:
+            return build_agent(spec, settings.config)
+        if spec not in built:  # one instance per name, so a policy named twice acts in one call
+            from agents.policy import policy_agent_from_bytes
+
+            built[spec] = policy_agent_from_bytes(inline[spec], settings.config, name=spec)
+        return built[spec]
+
+    lineup = [[agent_for(spec) for spec in side] for side in shard.sides]
     unreported: list[tuple[int, int]] = []
     last_report = time.monotonic()
 
@@ -376,7 +392,7 @@ def play_shard(shard: Shard, settings: RunSettings, report: ProgressReport | Non
         settings.config,
         pairs=shard.pairs,
         seed=settings.seed,
-        batch_size=settings.batch_size,
+        batch_size=shard.batch_size or settings.batch_size,
         rng=np.random.default_rng([settings.seed, shard.index]),
         progress=on_match,
         first_pair=shard.first_pair,
@@ -417,6 +433,11 @@ _WORKER_QUEUE: Any = None  # in a worker process: where progress reports go
 def _worker_init(progress_queue: Any) -> None:
     global _WORKER_QUEUE
     _WORKER_QUEUE = progress_queue
+    # one thread per worker: torch (imported later, for policies) would otherwise start one per core in each
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"
+    # Ctrl-C is the parent's to handle (pedro-train stops at the next update; pedro-eval ends the pool)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _worker_play(shard: Shard, settings: RunSettings) -> list[MatchResult]:

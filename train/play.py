@@ -267,6 +267,7 @@ def build_seats(config: PedroConfig, human_seat: int, partner: str, opponents: s
 
 EXAMPLES = """examples:
   pedro-play                                             # you and rule:heuristic against two rule:heuristic
+  pedro-play --partner pretrained --opponents pretrained # the shipped trained policy at the other three seats
   pedro-play --partner rule:cautious --opponents search:pimc --seed 7
   pedro-play --opponents ckpt:runs/quickstart/latest.pt --save my_match.json
   pedro-play --config target_score=21 variant=sancho
@@ -282,10 +283,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--partner", default="rule:heuristic", help="agent spec of your partner (default rule:heuristic)"
+        "--partner",
+        default="rule:heuristic",
+        help="agent spec of your partner: random, rule:heuristic (default), rule:cautious, search:pimc, "
+        "pretrained (the shipped trained policy), ckpt:PATH",
     )
     parser.add_argument(
-        "--opponents", default="rule:heuristic", help="one agent spec for both opponents, or two joined by '+'"
+        "--opponents",
+        default="rule:heuristic",
+        help="one agent spec for both opponents (the same choices, default rule:heuristic), or two joined by '+'",
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0..n-1 (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents (default: random)")

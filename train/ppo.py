@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,15 +38,14 @@ from torch import nn
 
 from agents import make_agent
 from agents.networks import ActorCritic, NetworkShape, masked_entropy, masked_log_probs, sample_actions
-from agents.policy import PolicyAgent
-from pedro_env.actions import NUM_ACTIONS
-from pedro_env.encoding import full_state_size, observation_scale, observation_size
+from agents.policy import PolicyAgent, observation_layout, policy_bytes
+from pedro_env.actions import DISCARD_OFFSET, NUM_ACTIONS, PLAY_OFFSET, TRUMP_OFFSET
+from pedro_env.encoding import full_state_size, observation_offsets, observation_scale, observation_size
 from pedro_env.vector import PedroVectorEnv, VectorStep
 from train.checkpoint import pack_arrays, unpack_arrays
-from train.config import TrainConfig
+from train.config import PHASE_NAMES, TrainConfig
+from train.gauntlet import GauntletResult, entry_rate, gauntlet_entries, run_gauntlet
 from train.league import OpponentPool
-from train.match import play_matches
-from train.ratings import HeadToHead
 
 ENV_SEED_STRIDE = 2**32  # training deals come from seed * 2**32 + game, far from the evaluation seeds
 
@@ -68,6 +67,7 @@ class Rollout:
     learner: np.ndarray  # (T, B) bool: the policy decided (False: an opponent's decision, not trained on)
     rewards: np.ndarray  # (T, B) float32: reward credited to the decision (until the seat's next decision)
     dones: np.ndarray  # (T, B) bool: the seat's trajectory ended after this decision (episode over)
+    teacher_actions: np.ndarray  # (T, B) int64: the teacher's action for the decision (kickstarting), -1 none
 
     @classmethod
     def empty(cls, steps: int, games: int, observation_size: int, critic_size: int | None) -> Rollout:
@@ -82,6 +82,7 @@ class Rollout:
             learner=np.zeros((steps, games), dtype=bool),
             rewards=np.zeros((steps, games), dtype=np.float32),
             dones=np.zeros((steps, games), dtype=bool),
+            teacher_actions=np.full((steps, games), -1, dtype=np.int64),
         )
 
 
@@ -175,8 +176,13 @@ def ppo_update(
     config: TrainConfig,
     rng: np.random.Generator,
     device: torch.device,
+    teacher_weight: float = 0.0,
 ) -> dict[str, float]:
-    """Clipped PPO over the learner's decisions of ``rollout``; returns the last minibatch's losses and KL figures."""
+    """Clipped PPO over the learner's decisions of ``rollout``; returns the last minibatch's losses and KL figures.
+
+    With ``teacher_weight`` > 0 the loss adds that weight times the cross-entropy of the policy to the
+    teacher's actions (``rollout.teacher_actions``, where given): kickstarting.
+    """
     chosen = np.flatnonzero(rollout.learner.reshape(-1))
     if chosen.size == 0:
         return {}
@@ -188,6 +194,12 @@ def ppo_update(
     observations = gather(rollout.observations)
     critic_inputs = observations if rollout.critic_inputs is None else gather(rollout.critic_inputs)
     masks, actions = gather(rollout.masks), gather(rollout.actions)
+    # bidding decisions (legal actions among pass and the bids) may get a larger entropy bonus: they are one
+    # decision in ten, so the mean entropy hardly sees them collapse (and a policy that stops trying bids
+    # cannot learn when bidding pays)
+    bidding = masks[:, :TRUMP_OFFSET].any(dim=1)
+    entropy_weight = torch.where(bidding, config.bid_entropy_boost, 1.0).float()
+    teacher_actions = gather(rollout.teacher_actions) if teacher_weight > 0 else None
     old_log_probs, old_values = gather(rollout.log_probs), gather(rollout.values)
     flat_advantages = gather(advantages)
     returns = flat_advantages + old_values
@@ -229,7 +241,17 @@ def ppo_update(
             else:
                 value_loss = 0.5 * ((new_value - returns[index]) ** 2).mean()
             entropy_loss = entropy.mean()
-            loss = policy_loss - config.ent_coef * entropy_loss + config.vf_coef * value_loss
+            bonus = (entropy * entropy_weight[index]).mean()
+            loss = policy_loss - config.ent_coef * bonus + config.vf_coef * value_loss
+            teacher_stats = {}
+            if teacher_actions is not None:
+                taught = teacher_actions[index]
+                rows = taught >= 0
+                if rows.any():
+                    teacher_loss = -log_probs[rows].gather(1, taught[rows].unsqueeze(1)).mean()
+                    loss = loss + teacher_weight * teacher_loss
+                    agreement = (logits[rows].argmax(dim=1) == taught[rows]).float().mean()
+                    teacher_stats = {"teacher_loss": teacher_loss.item(), "teacher_agreement": agreement.item()}
 
             optimizer.zero_grad()
             loss.backward()
@@ -239,7 +261,11 @@ def ppo_update(
                 "policy_loss": policy_loss.item(),
                 "value_loss": value_loss.item(),
                 "entropy": entropy_loss.item(),
+                **teacher_stats,
             }
+            bid_rows = bidding[index]
+            if bid_rows.any():
+                stats["bid_entropy"] = entropy[bid_rows].mean().item()
         if config.target_kl and approx_kl.item() > config.target_kl:
             break
 
@@ -275,18 +301,27 @@ def tag_of(spec: str) -> str:
 class GameStats:
     """Counts over the deals and matches seen since the last log (what the ``game/`` scalars report).
 
-    ``avg_bid`` and ``bid_made_rate`` count every deal; ``points_per_deal`` (the policy's team's score
-    change minus the other team's) and ``match_win_rate`` count the games against opponents (partner
-    games included), since self-play games are zero-sum by construction.
+    ``game/avg_bid`` and ``game/bid_made_rate`` count every deal (whoever bid); ``game/points_per_deal``
+    (the policy's team's score change minus the other team's) and ``game/match_win_rate`` count the
+    games against opponents (partner games included), since self-play games are zero-sum by
+    construction. The same figures per *group* of games (``groups``: ``self``, ``vs <member>``,
+    ``with <partner>``) are logged as ``game/<group>/...`` with the policy's bidding table:
+    ``contracts`` (share of the scored deals its team was the maker; not for ``self``, where every
+    contract is the policy's), ``bid_made_rate`` and ``avg_bid`` of its contracts; a match undecided
+    at ``max_deals`` counts as half a win.
     """
 
     NAMES = ("deals", "bid_total", "bids_made", "bids", "opponent_deals", "margin", "matches", "wins")
+    GROUP_NAMES = ("deals", "contracts", "contracts_made", "contract_bids", "margin", "matches", "wins")
 
-    def __init__(self) -> None:
+    def __init__(self, groups: list[str] | None = None) -> None:
+        self.groups = list(groups or [])
         self.values = dict.fromkeys(self.NAMES, 0.0)
+        self.by_group = np.zeros((len(self.groups), len(self.GROUP_NAMES)), dtype=np.float64)
 
-    def record(self, step: VectorStep, learner_team: np.ndarray) -> None:
-        """``learner_team`` (B,): the policy's team in a game against an opponent, -1 in self-play."""
+    def record(self, step: VectorStep, learner_team: np.ndarray, group: np.ndarray | None = None) -> None:
+        """``learner_team`` (B,): the policy's team in a game against an opponent, -1 in self-play;
+        ``group`` (B,): index into ``groups`` of each game."""
         if step.deal_over.any():
             games = np.flatnonzero(step.deal_over & ~step.deals["redeal"])
             bid = step.deals["maker"][games] >= 0
@@ -302,10 +337,40 @@ class GameStats:
                 self.values["margin"] += float(
                     (delta[np.arange(against.size), mine] - delta[np.arange(against.size), 1 - mine]).sum()
                 )
-        ended = np.flatnonzero(step.terminated & (learner_team >= 0))
+            if group is not None and games.size:
+                self._record_group_deals(step, games, learner_team, group)
+        ended = np.flatnonzero((step.terminated | step.truncated) & (learner_team >= 0))
         if ended.size:
+            won = step.terminated[ended] & (step.deals["winner"][ended] == learner_team[ended])
             self.values["matches"] += ended.size
-            self.values["wins"] += int((step.deals["winner"][ended] == learner_team[ended]).sum())
+            self.values["wins"] += int(won.sum())
+            if group is not None:
+                outcome = np.where(step.terminated[ended], won.astype(np.float64), 0.5)
+                np.add.at(self.by_group[:, 5], group[ended], 1.0)
+                np.add.at(self.by_group[:, 6], group[ended], outcome)
+
+    def _record_group_deals(
+        self, step: VectorStep, games: np.ndarray, learner_team: np.ndarray, group: np.ndarray
+    ) -> None:
+        deals = step.deals
+        team = learner_team[games]
+        maker = deals["maker"][games]
+        maker_team = np.where(maker >= 0, maker % 2, -1)
+        ours = (maker >= 0) & ((team < 0) | (maker_team == team))  # self-play: every contract is the policy's
+        delta = deals["delta"][games].astype(np.float64)
+        mine = np.maximum(team, 0)
+        margin = np.where(team >= 0, delta[np.arange(games.size), mine] - delta[np.arange(games.size), 1 - mine], 0.0)
+        rows = group[games]
+        for column, values in enumerate(
+            (
+                np.ones(games.size),
+                ours.astype(np.float64),
+                (ours & (deals["made"][games] == 1)).astype(np.float64),
+                np.where(ours, deals["bid"][games], 0).astype(np.float64),
+                margin,
+            )
+        ):
+            np.add.at(self.by_group[:, column], rows, values)
 
     def scalars(self) -> dict[str, float]:
         values = self.values
@@ -317,10 +382,22 @@ class GameStats:
             out["game/points_per_deal"] = values["margin"] / values["opponent_deals"]
         if values["matches"]:
             out["game/match_win_rate"] = values["wins"] / values["matches"]
+        for name, row in zip(self.groups, self.by_group):
+            deals, contracts, made, bid_total, margin, matches, wins = row
+            tag = f"game/{tag_of(name.replace(' ', '_'))}"
+            if deals and name != "self":  # in self-play every contract is the policy's
+                out[f"{tag}/contracts"] = contracts / deals
+                out[f"{tag}/points_per_deal"] = margin / deals
+            if contracts:
+                out[f"{tag}/bid_made_rate"] = made / contracts
+                out[f"{tag}/avg_bid"] = bid_total / contracts
+            if matches:
+                out[f"{tag}/match_win_rate"] = wins / matches
         return out
 
     def clear(self) -> None:
         self.values = dict.fromkeys(self.NAMES, 0.0)
+        self.by_group[:] = 0.0
 
 
 class Trainer:
@@ -349,7 +426,16 @@ class Trainer:
         self.opponent_rng = np.random.default_rng([config.seed, 1])  # the opponents' own choices
         self.sampler = torch.Generator(device=self.device)
         self.sampler.manual_seed(config.seed)
-        self.pool = OpponentPool(self.rules, config.baseline_opponents, config.league_size, self.shape, self.scale)
+        self.pool = OpponentPool(
+            self.rules,
+            config.baseline_opponents,
+            config.league_size,
+            self.shape,
+            self.scale,
+            sampling=config.opponent_sampling,
+            pfsp_exponent=config.pfsp_exponent,
+            pfsp_floor=config.pfsp_floor,
+        )
         self.pool.add_snapshot(self.network, 0)
         self.team_of_seat = self.rules.team_of_seat.astype(np.intp)
         self.credit = SeatCredit(config.num_envs, self.rules.num_players)
@@ -359,7 +445,26 @@ class Trainer:
             size,
             self.shape.critic_input_size if config.centralized_critic else None,
         )
-        self.game_stats = GameStats()
+        # statistics groups: self-play, each pool member (snapshots together) as opponent, each baseline as partner
+        baseline_specs = list(config.baseline_opponents)
+        self.stat_groups = ["self"] + [f"vs {spec}" for spec in baseline_specs] + ["vs league"]
+        self.stat_groups += [f"with {spec}" for spec in baseline_specs]
+        # bidding assistants (bid_assist_share): baselines that bid for the policy in some games
+        self.assistants = (
+            [make_agent(spec, self.rules) for spec in config.bid_assistants] if config.bid_assist_share > 0 else []
+        )
+        if self.assistants:
+            self.stat_groups.append("assisted")
+        # kickstarting: a teacher agent whose actions the policy imitates early on, in the teacher_phases
+        self.teacher = make_agent(config.teacher, self.rules) if config.teacher else None
+        phase_of_action = np.zeros(NUM_ACTIONS, dtype=np.int64)  # 0 bid, 1 trump, 2 discard (and done), 3 play
+        phase_of_action[TRUMP_OFFSET:DISCARD_OFFSET] = 1
+        phase_of_action[DISCARD_OFFSET:PLAY_OFFSET] = 2
+        phase_of_action[PLAY_OFFSET:] = 3
+        taught = [PHASE_NAMES.index(name) for name in config.teacher_phases]
+        self.teacher_phase_of_action = np.isin(phase_of_action, taught)  # (A,) bool: a legal action there is taught
+        self.maker_piece = observation_offsets(self.rules)["maker"]
+        self.game_stats = GameStats(self.stat_groups)
         self.decisions = 0
         self.updates = 0
         self.elapsed_s = 0.0  # training wall time over all sessions of the run
@@ -371,6 +476,12 @@ class Trainer:
         # who plays each seat: -1 the policy, else an index into the opponent pool
         self.seat_controller = np.full((config.num_envs, self.rules.num_players), -1, dtype=np.int64)
         self.learner_team = np.full(config.num_envs, -1, dtype=np.intp)  # the policy's team; -1 in self-play
+        self.game_opponent = np.full(config.num_envs, -1, dtype=np.int64)  # pool member of an opponent game, else -1
+        self.game_partner = np.full(config.num_envs, -1, dtype=np.int64)  # baseline partner of a partner game, else -1
+        self.game_group = np.zeros(config.num_envs, dtype=np.int64)  # index into stat_groups
+        # (B, n) assistant bidding for the policy at each seat (index into assistants), -1 none
+        self.bid_assist = np.full((config.num_envs, self.rules.num_players), -1, dtype=np.int64)
+        self.latest_headline = ""  # the last evaluation's worst cases, for the progress line
         self._assign_opponents(np.arange(config.num_envs))
 
     # -- the games --------------------------------------------------------------------------
@@ -378,30 +489,59 @@ class Trainer:
     def _assign_opponents(self, games: np.ndarray) -> None:
         """New matches in ``games``: who plays each seat.
 
-        A share ``opponent_share`` is against a random pool member (the other team's seats); a share
-        ``partner_share`` has one seat of the policy's team played by a random baseline (so the policy
-        learns to partner players it has not trained with), against a random pool member or, with
-        ``partner_opponents: baselines``, a random baseline; the rest is self-play.
+        A share ``opponent_share`` is against a pool member (the other team's seats); a share
+        ``partner_share`` has one seat of the policy's team played by a baseline (so the policy
+        learns to partner players it has not trained with), against a pool member or, with
+        ``partner_opponents: baselines``, a baseline; the rest is self-play. Members and partners
+        are drawn by ``opponent_sampling`` (:mod:`train.league`).
         """
         if games.size == 0:
             return
-        config, count = self.config, games.size
+        config, count, pool = self.config, games.size, self.pool
         draw = self.rng.random(count)
-        opponents = self.rng.integers(0, max(1, len(self.pool)), size=count)
         teams = self.rng.integers(0, 2, size=count)
-        partners = self.rng.integers(0, max(1, len(self.pool.baselines)), size=count)
         partner_position = self.rng.integers(0, 2, size=count)
-        against = (draw < config.opponent_share + config.partner_share) & (len(self.pool) > 0)
-        partnered = against & (draw >= config.opponent_share) & (len(self.pool.baselines) > 0)
-        other_team = self.team_of_seat[None, :] != teams[:, None]
+        against = (draw < config.opponent_share + config.partner_share) & (len(pool) > 0)
+        partnered = against & (draw >= config.opponent_share) & (len(pool.baselines) > 0)
+        opponents = pool.sample_opponents(count, self.rng)
         rows = np.flatnonzero(partnered)
         if config.partner_opponents == "baselines" and rows.size:
-            opponents[rows] = self.rng.integers(0, len(self.pool.baselines), size=rows.size)
+            opponents[rows] = pool.sample_opponents(rows.size, self.rng, baselines_only=True)
+        partners = pool.sample_partners(count, self.rng)
+        other_team = self.team_of_seat[None, :] != teams[:, None]
         controller = np.where(against[:, None] & other_team, opponents[:, None], -1).astype(np.int64)
         partner_seat = teams + 2 * partner_position  # the team's seats are t and t + 2
         controller[rows, partner_seat[rows]] = partners[rows]
         self.seat_controller[games] = controller
         self.learner_team[games] = np.where(against, teams, -1)
+        self.game_opponent[games] = np.where(against & ~partnered, opponents, -1)
+        self.game_partner[games] = np.where(partnered, partners, -1)
+        baselines = len(pool.baselines)
+        group = np.where(
+            partnered,
+            2 + baselines + partners,
+            np.where(against, 1 + np.minimum(opponents, baselines), 0),
+        )
+        self.game_group[games] = group
+        self.bid_assist[games] = -1
+        if self.assistants:
+            assisted = self.rng.random(count) < config.bid_assist_share
+            # the assisted team: the policy's own in a game against opponents, either team in self-play
+            team = np.where(against, teams, self.rng.integers(0, 2, size=count))
+            helper = self.rng.integers(0, len(self.assistants), size=count)
+            mine = (self.team_of_seat[None, :] == team[:, None]) & (controller < 0)
+            self.bid_assist[games] = np.where(assisted[:, None] & mine, helper[:, None], -1)
+            self.game_group[games] = np.where(assisted, len(self.stat_groups) - 1, group)
+
+    def _record_outcomes(self, ended: np.ndarray) -> None:
+        """Finished matches against opponents or with partners: their outcomes feed opponent sampling."""
+        ended = ended[self.learner_team[ended] >= 0]
+        if ended.size == 0:
+            return
+        step = self.step
+        won = step.deals["winner"][ended] == self.learner_team[ended]
+        outcomes = np.where(step.terminated[ended], won.astype(np.float64), 0.5)
+        self.pool.record_outcomes(self.game_opponent[ended], self.game_partner[ended], outcomes)
 
     def _critic_inputs(self, viewers: np.ndarray | None = None) -> np.ndarray:
         state = self.venv.state
@@ -418,6 +558,8 @@ class Trainer:
         config, rollout, credit = self.config, self.rollout, self.credit
         rollout.rewards[:] = 0.0
         rollout.dones[:] = False
+        rollout.teacher_actions[:] = -1
+        teaching = self.teacher is not None and self.teacher_weight() > 0
         credit.start()
         games = np.arange(config.num_envs)
         for t in range(config.rollout_steps):
@@ -426,6 +568,11 @@ class Trainer:
             masks = step.action_mask.view(bool)
             controller = self.seat_controller[games, step.actor]
             learner = controller < 0
+            assisted = np.zeros(config.num_envs, dtype=bool)
+            if self.assistants:  # an assistant bids for the policy's seat: not the policy's decision
+                assistant = self.bid_assist[games, step.actor]
+                assisted = learner & (assistant >= 0) & masks[:, :TRUMP_OFFSET].any(axis=1)
+                learner = learner & ~assisted
 
             observations = torch.from_numpy(step.observation).to(self.device)
             critic_inputs = None
@@ -439,7 +586,7 @@ class Trainer:
             actions_t = sample_actions(logits, self.sampler)
             log_probs = masked_log_probs(logits).gather(1, actions_t.unsqueeze(1)).squeeze(1)
             actions = actions_t.cpu().numpy()
-            opponent_games = np.flatnonzero(~learner)
+            opponent_games = np.flatnonzero(controller >= 0)
             if opponent_games.size:
                 actions[opponent_games] = self.pool.act(
                     controller[opponent_games],
@@ -447,7 +594,23 @@ class Trainer:
                     step.action_mask[opponent_games],
                     self.opponent_rng,
                 )
+            for index in np.unique(assistant[assisted]) if assisted.any() else ():
+                rows = np.flatnonzero(assisted & (assistant == index))
+                actions[rows] = self.assistants[index].act(
+                    step.observation[rows], step.action_mask[rows], self.opponent_rng
+                )
 
+            if teaching:  # the teacher's choice where the policy decides in a taught phase and side
+                taught = learner & self.teacher_phase_of_action[masks.argmax(axis=1)]
+                if len(config.teacher_sides) == 1:  # the maker's side or the defenders only
+                    maker_seat = step.observation[:, self.maker_piece]  # (B, n) one-hot relative seat, 0s none
+                    ours = (maker_seat[:, 0::2].any(axis=1)) if self.rules.num_players == 4 else maker_seat[:, 0] > 0
+                    taught &= ours if config.teacher_sides[0] == "maker" else ~ours
+                taught = np.flatnonzero(taught)
+                if taught.size:
+                    rollout.teacher_actions[t, taught] = self.teacher.act(  # type: ignore[union-attr]
+                        step.observation[taught], step.action_mask[taught], self.opponent_rng
+                    )
             rollout.observations[t] = step.observation
             rollout.masks[t] = masks
             rollout.actions[t] = actions
@@ -459,8 +622,9 @@ class Trainer:
             credit.record(t, own, step.actor[own].astype(np.intp))
 
             self.step = self.venv.step(actions)
-            self.game_stats.record(self.step, self.learner_team)
+            self.game_stats.record(self.step, self.learner_team, self.game_group)
             ended = np.flatnonzero(self.step.terminated | self.step.truncated)
+            self._record_outcomes(ended)
             self._assign_opponents(ended)
             self.decisions += config.num_envs
         return rollout
@@ -488,6 +652,13 @@ class Trainer:
             self.config.gae_lambda,
         )
 
+    def teacher_weight(self) -> float:
+        """Weight of the teacher's cross-entropy in the next update: ``teacher_coef``, decaying linearly to 0
+        at ``teacher_decisions``."""
+        if self.teacher is None or self.config.teacher_decisions <= 0:
+            return 0.0
+        return self.config.teacher_coef * max(0.0, 1.0 - self.decisions / self.config.teacher_decisions)
+
     def learning_rate(self) -> float:
         """The learning rate of the next update (linear decay to 0 over the run with ``anneal_lr``)."""
         if not self.config.anneal_lr:
@@ -498,9 +669,14 @@ class Trainer:
         """One rollout and one update; returns the update's statistics."""
         for group in self.optimizer.param_groups:
             group["lr"] = self.learning_rate()
+        teacher_weight = self.teacher_weight()
         rollout = self.collect()
         advantages = self.advantages(rollout)
-        stats = ppo_update(self.network, self.optimizer, rollout, advantages, self.config, self.rng, self.device)
+        stats = ppo_update(
+            self.network, self.optimizer, rollout, advantages, self.config, self.rng, self.device, teacher_weight
+        )
+        if self.teacher is not None:
+            stats["teacher_weight"] = teacher_weight
         self.updates += 1
         stats["learning_rate"] = self.optimizer.param_groups[0]["lr"]
         if self.decisions >= self.next_league:
@@ -517,38 +693,45 @@ class Trainer:
         agent.name = "policy"
         return agent
 
-    def evaluate(self, pairs: int, progress: Callable[[str], None] | None = None) -> dict[str, HeadToHead]:
-        """Duplicate matches of the current policy against each of ``eval_opponents`` on the evaluation seeds."""
-        policy = self.policy_agent()
-        results = {}
-        for spec in self.config.eval_opponents:
-            if progress is not None:
-                progress(spec)
-            opponent = make_agent(spec, self.rules)
-            batch_size = min(1024, 2 * pairs)
-            started = time.perf_counter()
-            matches = play_matches(
-                [[policy], [opponent]],
-                self.rules,
-                pairs,
-                seed=self.config.eval_seed,
-                batch_size=batch_size,
-                rng=np.random.default_rng(self.config.eval_seed),
-            )
-            results[spec] = HeadToHead(
-                side_a="policy",
-                side_b=spec,
-                config=self.rules,
-                seed=self.config.eval_seed,
-                duplicate=True,
-                pairs=pairs,
-                batch_size=batch_size,
-                results=matches,
-                workers=1,
-                elapsed_s=time.perf_counter() - started,
-            )
-        self.latest_eval = {spec: eval_scalars(head) for spec, head in results.items()}
-        return results
+    def league_names(self) -> list[tuple[str, int]]:
+        """(name, pool index) of the ``eval_league`` most recent league snapshots, newest first."""
+        pool = self.pool
+        order = sorted(range(len(pool.league)), key=lambda index: -pool.league_decisions[index])
+        newest = [index for index in order if pool.league_decisions[index] > 0][: self.config.eval_league]
+        return [(f"league@{pool.league_decisions[index]}", len(pool.baselines) + index) for index in newest]
+
+    def evaluate(
+        self,
+        pairs: int,
+        search_pairs: int,
+        partner_pairs: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> GauntletResult:
+        """The current policy (greedy) through the gauntlet: every ``eval_opponents`` baseline as opponent and
+        (``eval_partners``) as partner, and the most recent league snapshots, on the evaluation seeds.
+
+        Baseline opponents get ``pairs`` pairs, partner and league entries ``partner_pairs`` (default ``pairs``;
+        0 leaves the partner entries out), search agents ``search_pairs``. Plays in ``eval_workers`` processes
+        (0: one per core); ``progress(done, total)`` after each batch of matches.
+        """
+        config = self.config
+        network = copy.deepcopy(self.network).to("cpu").eval()
+        policies = [("policy", policy_bytes(network, self.rules))]
+        league = []
+        for name, index in self.league_names():
+            agent = self.pool.agent(index)
+            assert isinstance(agent, PolicyAgent)
+            policies.append((name, policy_bytes(agent.network, self.rules)))
+            league.append(name)
+        partners = config.eval_partners and partner_pairs != 0
+        entries = gauntlet_entries(config.eval_opponents, pairs, search_pairs, partners, league, partner_pairs)
+        workers = config.eval_workers or os.cpu_count() or 1
+        result = run_gauntlet(
+            "policy", entries, self.rules, config.eval_seed, workers, policies=policies, progress=progress
+        )
+        self.latest_eval = result.scalars()
+        self.latest_headline = gauntlet_headline(result)
+        return result
 
     # -- checkpoints -------------------------------------------------------------------------
 
@@ -581,10 +764,21 @@ class Trainer:
             },
             "env": pack_arrays(self.venv.snapshot()),
             "step": pack_arrays(step_arrays),
-            "games": pack_arrays({"seat_controller": self.seat_controller, "learner_team": self.learner_team}),
+            "games": pack_arrays(
+                {
+                    "seat_controller": self.seat_controller,
+                    "learner_team": self.learner_team,
+                    "game_opponent": self.game_opponent,
+                    "game_partner": self.game_partner,
+                    "game_group": self.game_group,
+                    "bid_assist": self.bid_assist,
+                }
+            ),
             "league": self.pool.state_dict(),
             "game_stats": dict(self.game_stats.values),
             "latest_eval": self.latest_eval,
+            "latest_headline": self.latest_headline,
+            "observation_layout": observation_layout(self.rules),
         }
 
     def load_state_dict(self, payload: dict[str, Any]) -> None:
@@ -614,21 +808,29 @@ class Trainer:
         games = unpack_arrays(payload["games"])
         self.seat_controller[:] = games["seat_controller"]
         self.learner_team[:] = games["learner_team"]
+        for name in ("game_opponent", "game_partner", "game_group", "bid_assist"):  # absent in older checkpoints
+            if name in games:
+                getattr(self, name)[:] = games[name]
         self.pool.load_state_dict(payload["league"])
         self.game_stats.values = {name: float(value) for name, value in payload["game_stats"].items()}
-        self.latest_eval = {spec: dict(values) for spec, values in payload["latest_eval"].items()}
+        latest = payload["latest_eval"]
+        if any(isinstance(values, dict) for values in latest.values()):  # before the gauntlet: {spec: {name: value}}
+            latest = {
+                f"vs_{tag_of(spec)}/{name}": value for spec, values in latest.items() for name, value in values.items()
+            }
+        self.latest_eval = {key: float(value) for key, value in latest.items()}
+        self.latest_headline = str(payload.get("latest_headline", ""))
 
 
-def eval_scalars(head: HeadToHead) -> dict[str, float]:
-    """Win rate (decided matches) with its 95% interval, and points per deal, of one evaluation."""
-    low, high = head.win_rate_ci
-    return {
-        "win_rate": float(head.win_rate),
-        "win_rate_low": float(low),
-        "win_rate_high": float(high),
-        "points_per_deal": float(head.points_per_deal.value),
-        "matches": float(head.matches),
-    }
+def gauntlet_headline(result: GauntletResult) -> str:
+    """The worst cases of an evaluation in a few words: ``worst 62% vs rule:cautious, partner 48% with ...``."""
+    parts = []
+    for title, role in (("worst", "opponent"), ("partner", "partner")):
+        found = result.worst(role)
+        if found is not None:
+            entry, head = found
+            parts.append(f"{title} {100 * entry_rate(head):.0f}% {entry.label}")
+    return ", ".join(parts)
 
 
 class StopRequest:

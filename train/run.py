@@ -3,9 +3,13 @@
 TensorBoard tags (step = decisions): ``charts/SPS``, ``charts/learning_rate``, ``losses/policy_loss``,
 ``losses/value_loss``, ``losses/entropy``, ``losses/approx_kl``, ``losses/clipfrac``,
 ``losses/explained_variance`` (CleanRL's), ``game/avg_bid``, ``game/bid_made_rate``,
-``game/points_per_deal``, ``game/match_win_rate`` (see :class:`train.ppo.GameStats`),
-``eval/vs_<spec>/win_rate`` with ``win_rate_low`` / ``win_rate_high`` (its 95% Wilson interval) and
-``eval/vs_<spec>/points_per_deal``; the resolved config is the text ``config``.
+``game/points_per_deal``, ``game/match_win_rate`` and per group of games ``game/<group>/...``
+(see :class:`train.ppo.GameStats`), ``opponents/<member>/weight`` (the chance a new opponent game
+meets it), and the gauntlet (:mod:`train.gauntlet`): ``eval/worst/win_rate`` (the worst baseline
+opponent) and ``eval/worst_partner/win_rate``, then per entry ``eval/vs_<spec>/...`` and
+``eval/with_<spec>/...``: ``win_rate`` with ``win_rate_low`` / ``win_rate_high`` (its 95% Wilson
+interval), ``points_per_deal``, and the policy's bidding table ``contracts``, ``bid_made_rate``,
+``avg_bid``; the resolved config is the text ``config``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,10 @@ from typing import Any
 from train.checkpoint import save_checkpoint
 from train.cli import write_config, write_eval_table
 from train.config import TrainConfig
+from train.gauntlet import GauntletResult, is_search
 from train.ppo import StopRequest, Trainer, checkpoint_path, tag_of
+
+EVAL_REPORT_EVERY_S = 30.0  # without a progress bar, an evaluation reports its progress this often
 
 
 def config_markdown(config: TrainConfig) -> str:
@@ -68,7 +75,7 @@ def run_training(
                 _log_update(writer, trainer, stats, sps)
             if trainer.decisions >= trainer.next_eval:
                 if trainer.decisions < config.total_decisions or not config.final_eval_pairs:
-                    _log_eval(writer, trainer, trainer.evaluate(config.eval_pairs))
+                    _evaluate(trainer, writer, report, progress, final=False)
                 # else the final evaluation below, with more pairs, is the one at this step
                 while trainer.next_eval <= trainer.decisions:
                     trainer.next_eval += config.eval_interval
@@ -95,12 +102,8 @@ def run_training(
         writer.close()
         return trainer
     if config.final_eval_pairs:
-        report(
-            f"final evaluation: {config.final_eval_pairs} duplicate pairs against {', '.join(config.eval_opponents)}"
-        )
-        results = trainer.evaluate(config.final_eval_pairs)
-        _log_eval(writer, trainer, results)
-        report(write_eval_table(results, run_dir, trainer.decisions))
+        result = _evaluate(trainer, writer, report, progress, final=True)
+        report(write_eval_table(result, run_dir, trainer.decisions))
     writer.close()
     report(f"done: {trainer.decisions:,} decisions in {trainer.elapsed_s:,.0f} s of training; checkpoint {path}")
     return trainer
@@ -118,26 +121,78 @@ def _log_update(writer: Any, trainer: Trainer, stats: dict[str, float], sps: flo
     step = trainer.decisions
     writer.add_scalar("charts/SPS", sps, step)
     writer.add_scalar("charts/learning_rate", stats.get("learning_rate", math.nan), step)
-    for name in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"):
+    names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance")
+    names += ("bid_entropy", "teacher_loss", "teacher_agreement")
+    for name in names:
         if name in stats and math.isfinite(stats[name]):
             writer.add_scalar(f"losses/{name}", stats[name], step)
+    if "teacher_weight" in stats:
+        writer.add_scalar("charts/teacher_weight", stats["teacher_weight"], step)
     for tag, value in trainer.game_stats.scalars().items():
         writer.add_scalar(tag, value, step)
     trainer.game_stats.clear()
+    pool = trainer.pool
+    if len(pool):
+        shares: dict[str, float] = {}
+        for index, weight in enumerate(pool.opponent_weights()):
+            shares[pool.group(index)] = shares.get(pool.group(index), 0.0) + float(weight)
+        for group, share in shares.items():
+            writer.add_scalar(f"opponents/{tag_of(group)}/weight", share, step)
 
 
-def _log_eval(writer: Any, trainer: Trainer, results: dict[str, Any]) -> None:
-    for spec, values in trainer.latest_eval.items():
-        for name in ("win_rate", "win_rate_low", "win_rate_high", "points_per_deal"):
-            if math.isfinite(values[name]):
-                writer.add_scalar(f"eval/vs_{tag_of(spec)}/{name}", values[name], trainer.decisions)
+def _evaluate(trainer: Trainer, writer: Any, report: _LineReport, progress: bool, final: bool) -> GauntletResult:
+    """Run the gauntlet (periodic or final pair counts) with a progress bar (or a line every half minute),
+    log it, and report its headline."""
+    config = trainer.config
+    if final:
+        pairs, partner_pairs, search_pairs = (
+            config.final_eval_pairs,
+            config.final_partner_pairs,
+            config.final_search_pairs,
+        )
+    else:
+        pairs, partner_pairs, search_pairs = config.eval_pairs, config.eval_partner_pairs, config.eval_search_pairs
+    partners = config.eval_partners and partner_pairs > 0
+    report(
+        f"{'final evaluation' if final else 'evaluation'} at {trainer.decisions:,} decisions: "
+        f"{', '.join(config.eval_opponents)} as opponents ({pairs} pairs"
+        f"{f', search agents {search_pairs}' if search_pairs and any(map(is_search, config.eval_opponents)) else ''})"
+        f"{f' and partners ({partner_pairs} pairs)' if partners else ''}"
+        f"{f', the {config.eval_league} newest league snapshots' if config.eval_league and partner_pairs else ''}"
+    )
+    bar: Any = None
+    last_line = time.monotonic()
+
+    def on_progress(done: int, total: int) -> None:
+        nonlocal bar, last_line
+        if progress:
+            from tqdm.auto import tqdm
+
+            if bar is None:
+                bar = tqdm(total=total, unit="match", desc="evaluation", leave=False, position=1)
+            bar.update(done - bar.n)
+        elif time.monotonic() - last_line > EVAL_REPORT_EVERY_S or done == total:
+            report(f"  evaluation: {done:,} of {total:,} matches")
+            last_line = time.monotonic()
+
+    started = time.perf_counter()
+    try:
+        result = trainer.evaluate(pairs, search_pairs, partner_pairs=partner_pairs, progress=on_progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    for key, value in trainer.latest_eval.items():
+        if math.isfinite(value):
+            writer.add_scalar(f"eval/{key}", value, trainer.decisions)
     writer.flush()
+    report(f"  {trainer.latest_headline} ({time.perf_counter() - started:.0f} s)")
+    return result
 
 
 def _postfix(trainer: Trainer, sps: float | None) -> str:
     parts = [] if sps is None else [f"{sps:,.0f} dec/s"]
-    for spec, values in trainer.latest_eval.items():
-        parts.append(f"vs {spec} {100 * values['win_rate']:.0f}%")
+    if trainer.latest_headline:
+        parts.append(trainer.latest_headline)
     return ", ".join(parts)
 
 

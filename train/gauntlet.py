@@ -1,0 +1,321 @@
+"""The gauntlet: one side against every baseline, as opponent and as partner, worst case first.
+
+A strength figure against one opponent says little (a policy can beat one baseline by exploiting
+it and lose every match to another), so the trainer and ``pedro-eval --gauntlet`` measure a side
+(the *subject*) against a list of baselines, each in two roles:
+
+============  ===========================  ===============================================
+role          lineup                       what it asks
+============  ===========================  ===============================================
+opponent      SUBJECT vs B                 does the subject beat B's team?
+partner       SUBJECT+B vs B               does the subject win with B as its partner,
+                                           against two of B (a stranger's conventions)?
+============  ===========================  ===============================================
+
+Every entry is a duplicate head to head (:mod:`train.match`) on the same seed, so an entry equals
+``evaluate(subject, baseline, pairs=..., seed=..., batch_size=...)``. Search agents are slow: their
+entries get ``search_pairs`` pairs and small shards (``SEARCH_BATCH`` matches) that spread over the
+workers. The trainer adds its most recent league snapshots as further entries.
+
+The headline is the **worst** entry among the baseline opponents (league snapshots excluded): its
+win rate over decided matches (the score, undecided as half, when none is decided). The worst
+partner entry is reported beside it. Tables list the worst first, then every entry from the
+lowest win rate up, with the bidding figures of both sides.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents import AGENT_SPECS, AgentSpecError
+from pedro_env.config import PedroConfig
+from train.match import RunSettings, Shard, build_agent, run_shards, shard_bounds
+from train.ratings import HeadToHead, config_dict
+
+GAUNTLET_BASELINES = ("random", "rule:heuristic", "rule:cautious", "search:pimc")
+"""Every baseline agent the project ships (the default gauntlet)."""
+ROLES = ("opponent", "partner")
+SEARCH_BATCH = 8  # matches per shard of a search entry: small, so a few pairs still split over the workers
+FAST_BATCH = 1024  # matches per shard of the other entries (big batches amortise the engine's per-step cost)
+
+
+def is_search(spec: str) -> bool:
+    """Search agents cost seconds per match; they get fewer pairs and small shards."""
+    return spec.strip().startswith("search:")
+
+
+@dataclass(frozen=True)
+class GauntletEntry:
+    """One pairing of the gauntlet: the subject meets ``baseline`` in ``role``."""
+
+    role: str  # "opponent" (SUBJECT vs B) or "partner" (SUBJECT+B vs B)
+    baseline: str  # agent spec, or the name of an in-memory policy (a league snapshot)
+    pairs: int
+    batch_size: int
+    league: int = 0  # 1 for the newest league snapshot, 2 for the one before...: reported, not in the headline
+
+    @property
+    def label(self) -> str:
+        return f"{'vs' if self.role == 'opponent' else 'with'} {self.baseline}"
+
+    @property
+    def tag(self) -> str:
+        """TensorBoard tag piece: ``vs_rule_cautious``, ``with_search_pimc``; league snapshots by recency,
+        ``vs_league1`` (the newest), so the tags stay the same from one evaluation to the next."""
+        name = f"league{self.league}" if self.league else self.baseline
+        name = "".join(char if char.isalnum() or char in "-_." else "_" for char in name)
+        return f"{'vs' if self.role == 'opponent' else 'with'}_{name}"
+
+    def sides(self, subject: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self.role == "opponent":
+            return (subject,), (self.baseline,)
+        return (subject, self.baseline), (self.baseline,)
+
+
+def gauntlet_entries(
+    baselines: Sequence[str],
+    pairs: int,
+    search_pairs: int,
+    partners: bool = True,
+    league: Sequence[str] = (),
+    partner_pairs: int | None = None,
+) -> list[GauntletEntry]:
+    """Each baseline as opponent (and as partner), then each league name (newest first) the same way.
+
+    Baseline opponents get ``pairs``; partner entries and league entries ``partner_pairs`` (default
+    ``pairs``); search agents ``search_pairs`` in either role, and are left out when that is 0.
+    """
+    entries = []
+    for names, is_league in ((baselines, False), (league, True)):
+        for role in ROLES if partners else ROLES[:1]:
+            for rank, name in enumerate(names, start=1):
+                slow = is_search(name)
+                headline = role == "opponent" and not is_league
+                count = search_pairs if slow else pairs if headline or partner_pairs is None else partner_pairs
+                if count > 0:
+                    batch = SEARCH_BATCH if slow else FAST_BATCH
+                    entries.append(GauntletEntry(role, name, count, batch, rank if is_league else 0))
+    return entries
+
+
+def entry_rate(head: HeadToHead) -> float:
+    """The rate an entry is ranked by: the win rate over decided matches, or the score when none is decided."""
+    return head.win_rate if head.decided else head.score_rate
+
+
+@dataclass
+class GauntletResult:
+    """The subject's head to head against every entry (``heads[i]`` belongs to ``entries[i]``)."""
+
+    subject: str
+    config: PedroConfig
+    seed: int
+    entries: list[GauntletEntry]
+    heads: list[HeadToHead]
+    workers: int = 1
+    elapsed_s: float = math.nan
+
+    def worst(self, role: str = "opponent") -> tuple[GauntletEntry, HeadToHead] | None:
+        """The baseline entry of ``role`` with the lowest rate (ties: the lower interval end); None if none."""
+        candidates = [(entry, head) for entry, head in zip(self.entries, self.heads) if entry.role == role]
+        candidates = [(entry, head) for entry, head in candidates if not entry.league] or []
+        if not candidates:
+            return None
+        return min(candidates, key=lambda item: (entry_rate(item[1]), item[1].win_rate_ci[0]))
+
+    def ordered(self) -> list[tuple[GauntletEntry, HeadToHead]]:
+        """Baseline opponents, then partners, then league entries; each group from the lowest rate up."""
+
+        def key(item: tuple[GauntletEntry, HeadToHead]) -> tuple[int, int, float]:
+            entry, head = item
+            return int(entry.league), ROLES.index(entry.role), entry_rate(head)
+
+        return sorted(zip(self.entries, self.heads), key=key)
+
+    def scalars(self) -> dict[str, float]:
+        """``<tag>/<figure>`` for every entry, and ``worst/...`` (opponents) and ``worst_partner/...``."""
+        out: dict[str, float] = {}
+        for entry, head in zip(self.entries, self.heads):
+            for name, value in head_scalars(head).items():
+                out[f"{entry.tag}/{name}"] = value
+        for prefix, role in (("worst", "opponent"), ("worst_partner", "partner")):
+            found = self.worst(role)
+            if found is not None:
+                for name, value in head_scalars(found[1]).items():
+                    out[f"{prefix}/{name}"] = value
+        return out
+
+    def to_dict(self, with_matches: bool = False) -> dict[str, Any]:
+        def describe(found: tuple[GauntletEntry, HeadToHead] | None) -> dict[str, Any] | None:
+            if found is None:
+                return None
+            entry, head = found
+            return {"entry": entry.label, **head_scalars(head)}
+
+        return {
+            "kind": "gauntlet",
+            "subject": self.subject,
+            "config": config_dict(self.config),
+            "seed": self.seed,
+            "worst": describe(self.worst("opponent")),
+            "worst_partner": describe(self.worst("partner")),
+            "entries": [
+                {
+                    "role": entry.role,
+                    "baseline": entry.baseline,
+                    "league": bool(entry.league),
+                    "pairs": entry.pairs,
+                    "batch_size": entry.batch_size,
+                    **head.to_dict(with_matches=with_matches),
+                }
+                for entry, head in self.ordered()
+            ],
+            "run": {"workers": self.workers, "elapsed_s": self.elapsed_s},
+        }
+
+
+def head_scalars(head: HeadToHead) -> dict[str, float]:
+    """Win rate with its 95% interval, points per deal and side A's bidding figures of one head to head.
+
+    ``contracts`` is the share of scored deals in which side A was the maker; ``bid_made_rate`` and
+    ``avg_bid`` are over those deals (NaN when A never bid).
+    """
+    low, high = head.win_rate_ci
+    a, b = head.sides
+    scored = a.bids_won + b.bids_won
+    return {
+        "win_rate": float(entry_rate(head)),
+        "win_rate_low": float(low),
+        "win_rate_high": float(high),
+        "points_per_deal": float(head.points_per_deal.value),
+        "matches": float(head.matches),
+        "contracts": a.bids_won / scored if scored else math.nan,
+        "bid_made_rate": float(a.made_rate),
+        "avg_bid": float(a.average_bid),
+    }
+
+
+ProgressCallback = Callable[[int, int], None]  # (matches finished so far, matches in all)
+
+
+def run_gauntlet(
+    subject: str,
+    entries: Sequence[GauntletEntry],
+    config: PedroConfig,
+    seed: int = 0,
+    workers: int = 1,
+    policies: Sequence[tuple[str, bytes]] = (),
+    progress: ProgressCallback | None = None,
+) -> GauntletResult:
+    """Play every entry (shards of all entries share the workers, slowest first); see the module docstring.
+
+    ``subject`` and the baselines are agent specs or names of ``policies`` (in-memory policies from
+    :func:`agents.policy.policy_bytes`). Raises AgentSpecError for an unknown spec.
+    """
+    if config.num_teams != 2 or config.num_players != 4:
+        raise AgentSpecError(
+            f"the gauntlet needs four players in two teams (for its partner entries); got {config.num_players}"
+        )
+    inline = {name for name, _ in policies}
+    for spec in {subject, *(entry.baseline for entry in entries)} - inline:
+        if not spec.strip():
+            raise AgentSpecError(f"empty agent spec in the gauntlet: allowed are {', '.join(AGENT_SPECS)}")
+        build_agent(spec, config)
+    shards = [
+        Shard(index, entry.sides(subject), first, count, shard_index, entry.batch_size)
+        for index, entry in enumerate(entries)
+        for shard_index, (first, count) in enumerate(shard_bounds(entry.pairs, entry.batch_size, config.num_teams))
+    ]
+    # slow shards first, so the workers finish together (a shard's results do not depend on the order)
+    shards.sort(key=lambda shard: not is_search(entries[shard.pairing].baseline))
+    total = sum(entry.pairs * config.num_teams for entry in entries)
+    finished = 0
+
+    def report(batch: list[tuple[int, int]]) -> None:
+        nonlocal finished
+        finished += len(batch)
+        if progress is not None:
+            progress(finished, total)
+
+    settings = RunSettings(config, seed, FAST_BATCH, duplicate=True, policies=tuple(policies))
+    started = time.perf_counter()
+    shard_results = run_shards(shards, settings, workers, report)
+    elapsed = time.perf_counter() - started
+    by_entry: list[list[Any]] = [[] for _ in entries]
+    for shard, results in sorted(zip(shards, shard_results), key=lambda item: (item[0].pairing, item[0].first_pair)):
+        by_entry[shard.pairing].extend(results)
+    heads = [
+        HeadToHead(
+            side_a="+".join(entry.sides(subject)[0]),
+            side_b="+".join(entry.sides(subject)[1]),
+            config=config,
+            seed=seed,
+            duplicate=True,
+            pairs=entry.pairs,
+            batch_size=entry.batch_size,
+            results=by_entry[index],
+            workers=workers,
+        )
+        for index, entry in enumerate(entries)
+    ]
+    return GauntletResult(subject, config, seed, list(entries), heads, workers, elapsed)
+
+
+# ---------------------------------------------------------------- the table
+
+
+def _percent(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{100 * value:.1f}%"
+
+
+def _bids(head: HeadToHead, side: int) -> str:
+    stats = head.sides[side]
+    scored = head.sides[0].bids_won + head.sides[1].bids_won
+    share = stats.bids_won / scored if scored else math.nan
+    average = "n/a" if not math.isfinite(stats.average_bid) else f"{stats.average_bid:.1f}"
+    return f"{_percent(share):>6} {_percent(stats.made_rate):>6} {average:>4}"
+
+
+def format_gauntlet(result: GauntletResult) -> str:
+    """The worst case first, then one row per entry (lowest rate first) with both sides' bidding figures."""
+    from train.evaluate import describe_config
+
+    lines = [
+        f"gauntlet of {result.subject}: {len(result.entries)} entries, duplicate, seed {result.seed}, "
+        f"{describe_config(result.config)}"
+    ]
+    for title, role in (("WORST as opponent", "opponent"), ("worst as partner", "partner")):
+        found = result.worst(role)
+        if found is not None:
+            entry, head = found
+            low, high = head.win_rate_ci
+            lines.append(
+                f"{title}: {entry.label}  {_percent(entry_rate(head))} [{100 * low:.1f}, {100 * high:.1f}] "
+                f"of {head.decided} decided, {head.points_per_deal.value:+.2f} points per deal"
+            )
+    width = max(24, *(len(entry.label) + (12 if entry.league else 2) for entry in result.entries))
+    lines.append("")
+    lines.append(
+        f"  {'entry':<{width}}{'pairs':>6}  {'win rate':>8} {'95%':<14}{'n':>6} {'pts/deal':>9}   "
+        f"{'subject: contracts  made  bid':<31}{'baseline: contracts  made  bid'}"
+    )
+    for entry, head in result.ordered():
+        low, high = head.win_rate_ci
+        name = entry.label + ("  (league)" if entry.league else "")
+        lines.append(
+            f"  {name:<{width}}{entry.pairs:>6}  {_percent(entry_rate(head)):>8} "
+            f"{f'[{100 * low:.1f}, {100 * high:.1f}]':<14}{head.decided:>6} {head.points_per_deal.value:>+9.2f}   "
+            f"{_bids(head, 0):<31}{_bids(head, 1)}"
+        )
+    lines.append(
+        "  contracts: share of the scored deals the side was the maker; made: share of its contracts made; "
+        "bid: its average winning bid"
+    )
+    if math.isfinite(result.elapsed_s):
+        matches = sum(head.matches for head in result.heads)
+        lines.append(f"  {matches} matches in {result.elapsed_s:.1f} s, {result.workers} worker(s)")
+    return "\n".join(lines)
