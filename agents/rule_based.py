@@ -60,6 +60,10 @@ Naming trumps: the suit with the best estimate.
 
 Discarding (both agents)
 ------------------------
+0. Only with ``deny=true`` (off for both shipped personalities, e.g. ``rule:heuristic,deny=true``):
+   a defender (the maker is an opponent) first discards its point trumps other than the ace, the
+   most valuable first, face up: out of play, they score for nobody, so the maker's side cannot
+   reach a high bid. Self-play finds this weapon at once; the shipped personalities never use it.
 1. The robbing dealer (``refill="dealer_robs"``) discards down to 6, always its least useful card:
    non-trumps first (lowest rank first), then trumps by value (low non-point trumps before point
    cards and high trumps); it says done at 6.
@@ -231,6 +235,9 @@ class Personality:
     """Following rule 2: play an at-risk point card that wins with at least this chance."""
     win_chance: float = 0.8
     """Following rule 3: win a trick holding points with a card that wins with at least this chance."""
+    deny: bool = False
+    """Discarding rule 0: a defender first discards its point trumps but the ace, face up, so the maker's side
+    cannot capture them (off for both shipped personalities)."""
 
 
 HEURISTIC = Personality()
@@ -369,7 +376,15 @@ class RuleBasedAgent(Agent):
         worst_is_trump = self.is_trump[trump, worst]
         # the robbing dealer throws its least useful card until 6 remain; others throw non-trumps, then stop
         discard_now = has_discard & (view.robbing | ~worst_is_trump | ~may_say_done)
-        return np.where(discard_now, DISCARD_OFFSET + worst, DONE_ACTION)
+        action = np.where(discard_now, DISCARD_OFFSET + worst, DONE_ACTION)
+        if self.personality.deny:  # rule 0: a defender throws its point trumps (not the ace) out of play first
+            defender = (view.maker >= 0) & (self.team_of_seat[np.maximum(view.maker, 0)] != 0) & ~view.robbing
+            value = self.play_value[trump]
+            point_trumps = discardable & self.is_trump[trump] & (value > 0)
+            point_trumps[np.arange(trump.size), self.trump_order[trump, 0]] = False  # the ace takes its own trick
+            richest = np.where(point_trumps, value, NOT_LEGAL).argmax(axis=1)
+            action = np.where(defender & point_trumps.any(axis=1), DISCARD_OFFSET + richest, action)
+        return action
 
     # ------------------------------------------------------------------ play
 

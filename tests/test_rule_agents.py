@@ -154,6 +154,28 @@ def test_heuristic_bids_names_the_pedro_suit_discards_non_trumps_and_leads_its_a
     assert choice(env, heuristic) == "play AH"  # the maker pulls trumps with its ace
 
 
+def test_a_denying_defender_throws_its_point_trumps_out_of_play_first() -> None:
+    hands = {
+        0: ["AH", "3H", "4H", "7C", "8C", "9C", "4S", "6S", "7S"],  # the maker, hearts
+        1: ["5H", "JH", "2H", "KH", "2C", "3C", "4C", "5C", "6C"],  # a defender holding the right Pedro
+        2: ["2S", "3S", "5S", "8S", "9S", "TS", "JS", "QS", "KS"],
+        3: ["AS", "AC", "KC", "QC", "JC", "TC", "2D", "3D", "4D"],
+    }
+    script = [(0, "bid 6"), (1, "pass"), (2, "pass"), (3, "pass"), (0, "trump H")]
+    script += [(0, f"discard {card}") for card in ["7C", "8C", "9C", "4S", "6S", "7S"]] + [(0, "done")]
+    denier, keeper = make_agent("rule:heuristic,deny=true"), make_agent("rule:heuristic")
+    env = scripted_env(hands, dealer=3, script=script)
+    assert choice(env, keeper) == "discard 2C"  # the shipped personalities keep every trump
+    thrown = []
+    while (text := act_and_step(env, denier)) != "done":
+        thrown.append(text.split()[1])
+    assert thrown[0] == "5H" and set(thrown[1:3]) == {"JH", "2H"}  # the Pedro first, then Jack and Low
+    assert "KH" not in thrown  # no points on it
+    # the maker's side never denies: its own hand keeps every trump
+    env = scripted_env(hands, dealer=3, script=script[:5])
+    assert choice(env, denier) == "discard 4S"  # its lowest non-trump
+
+
 def test_forced_dealer_bids_the_minimum() -> None:
     for min_bid in (1, 7):
         env = scripted_env(PEDRO_HANDS, dealer=0, script=[(1, "pass"), (2, "pass"), (3, "pass")], min_bid=min_bid)

@@ -118,7 +118,9 @@ class TrainConfig:
     teacher_coef: float = 1.0
     """Initial weight of the cross-entropy from the policy to the teacher's action (added to the PPO loss)."""
     teacher_decisions: int = 0
-    """Decisions over which the teacher's weight decays linearly to 0 (0: no teacher)."""
+    """Decisions over which the teacher's weight decays linearly to ``teacher_floor``."""
+    teacher_floor: float = 0.0
+    """The teacher's weight after ``teacher_decisions``, for the rest of the run (a lasting pull towards it)."""
     teacher_phases: tuple[str, ...] = ("trump", "discard", "play")
     """Phases in which the teacher is imitated (bid, trump, discard, play); the others are learned by RL alone."""
     teacher_sides: tuple[str, ...] = ("maker", "defender")
@@ -222,6 +224,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "bid_assist_share": (0.0, 1.0),
     "teacher_coef": (0.0, None),
     "teacher_decisions": (0, None),
+    "teacher_floor": (0.0, None),
     "league_size": (0, None),
     "league_interval": (1, None),
     "pfsp_exponent": (0.0, None),

@@ -653,11 +653,13 @@ class Trainer:
         )
 
     def teacher_weight(self) -> float:
-        """Weight of the teacher's cross-entropy in the next update: ``teacher_coef``, decaying linearly to 0
-        at ``teacher_decisions``."""
-        if self.teacher is None or self.config.teacher_decisions <= 0:
+        """Weight of the teacher's cross-entropy in the next update: ``teacher_coef``, decaying linearly to
+        ``teacher_floor`` at ``teacher_decisions`` and staying there."""
+        config = self.config
+        if self.teacher is None or (config.teacher_decisions <= 0 and config.teacher_floor <= 0):
             return 0.0
-        return self.config.teacher_coef * max(0.0, 1.0 - self.decisions / self.config.teacher_decisions)
+        remaining = max(0.0, 1.0 - self.decisions / config.teacher_decisions) if config.teacher_decisions else 0.0
+        return config.teacher_floor + (config.teacher_coef - config.teacher_floor) * remaining
 
     def learning_rate(self) -> float:
         """The learning rate of the next update (linear decay to 0 over the run with ``anneal_lr``)."""
