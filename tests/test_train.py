@@ -20,6 +20,7 @@ from agents import AgentSpecError, make_agent  # noqa: E402
 from agents.networks import MASKED_LOGIT, masked_entropy, sample_actions  # noqa: E402
 from pedro_env import make_config  # noqa: E402
 from pedro_env.vector import PedroVectorEnv  # noqa: E402
+from pedro_env.view import decode_observations  # noqa: E402
 from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import TrainConfigError, load_train_config, make_train_config  # noqa: E402
@@ -30,6 +31,7 @@ from train.run import run_training  # noqa: E402
 from conftest import REPO_ROOT, run_module, start_module  # noqa: E402
 
 SMOKE = REPO_ROOT / "configs" / "smoke.yaml"
+DISCARD_BASE = 28  # the first discard action (RULES.md section 11)
 
 
 def tiny_config(**overrides: object):
@@ -463,6 +465,14 @@ def test_the_teacher_labels_the_taught_phases_and_kickstarting_pulls_the_policy_
     assert trainer.teacher_weight() == pytest.approx(0.0)  # decayed to 0 at teacher_decisions
     rollout = trainer.collect()
     assert (rollout.teacher_actions == -1).all()  # no more labels once the weight is 0
+    # one side only: the defenders' decisions (the maker is an opponent: relative seat 1 or 3)
+    defenders = Trainer(make_train_config(config, teacher_sides=["defender"], teacher_phases=["discard", "play"]))
+    rollout = defenders.collect()
+    labelled = rollout.teacher_actions >= 0
+    view = decode_observations(rollout.observations[labelled], defenders.rules)
+    assert labelled.any() and set(view.maker.tolist()) == {1, 3}
+    taught_phases = rollout.learner & rollout.masks[:, :, DISCARD_BASE:].any(axis=2)
+    assert labelled.sum() < taught_phases.sum()  # the maker's side is left out
     with pytest.raises(TrainConfigError, match="'teacher_phases': 'lead' is not a phase: allowed are bid, trump"):
         make_train_config(teacher_phases=["lead"])
 

@@ -39,13 +39,14 @@ from torch import nn
 from agents import make_agent
 from agents.networks import ActorCritic, NetworkShape, masked_entropy, masked_log_probs, sample_actions
 from agents.policy import PolicyAgent, observation_layout, policy_bytes
-from pedro_env.actions import DISCARD_OFFSET, NUM_ACTIONS, PLAY_OFFSET, TRUMP_OFFSET
-from pedro_env.encoding import full_state_size, observation_offsets, observation_scale, observation_size
+from pedro_env.actions import NUM_ACTIONS, TRUMP_OFFSET
+from pedro_env.encoding import full_state_size, observation_scale, observation_size
 from pedro_env.vector import PedroVectorEnv, VectorStep
 from train.checkpoint import pack_arrays, unpack_arrays
-from train.config import PHASE_NAMES, TrainConfig
+from train.config import TrainConfig
 from train.gauntlet import GauntletResult, entry_rate, gauntlet_entries, run_gauntlet
 from train.league import OpponentPool
+from train.teacher import Teacher
 
 ENV_SEED_STRIDE = 2**32  # training deals come from seed * 2**32 + game, far from the evaluation seeds
 
@@ -346,8 +347,8 @@ class GameStats:
             self.values["wins"] += int(won.sum())
             if group is not None:
                 outcome = np.where(step.terminated[ended], won.astype(np.float64), 0.5)
-                np.add.at(self.by_group[:, 5], group[ended], 1.0)
-                np.add.at(self.by_group[:, 6], group[ended], outcome)
+                np.add.at(self.by_group[:, self.GROUP_NAMES.index("matches")], group[ended], 1.0)
+                np.add.at(self.by_group[:, self.GROUP_NAMES.index("wins")], group[ended], outcome)
 
     def _record_group_deals(
         self, step: VectorStep, games: np.ndarray, learner_team: np.ndarray, group: np.ndarray
@@ -361,16 +362,15 @@ class GameStats:
         mine = np.maximum(team, 0)
         margin = np.where(team >= 0, delta[np.arange(games.size), mine] - delta[np.arange(games.size), 1 - mine], 0.0)
         rows = group[games]
-        for column, values in enumerate(
-            (
-                np.ones(games.size),
-                ours.astype(np.float64),
-                (ours & (deals["made"][games] == 1)).astype(np.float64),
-                np.where(ours, deals["bid"][games], 0).astype(np.float64),
-                margin,
-            )
-        ):
-            np.add.at(self.by_group[:, column], rows, values)
+        columns = {
+            "deals": np.ones(games.size),
+            "contracts": ours.astype(np.float64),
+            "contracts_made": (ours & (deals["made"][games] == 1)).astype(np.float64),
+            "contract_bids": np.where(ours, deals["bid"][games], 0).astype(np.float64),
+            "margin": margin,
+        }
+        for name, values in columns.items():
+            np.add.at(self.by_group[:, self.GROUP_NAMES.index(name)], rows, values)
 
     def scalars(self) -> dict[str, float]:
         values = self.values
@@ -455,15 +455,7 @@ class Trainer:
         )
         if self.assistants:
             self.stat_groups.append("assisted")
-        # kickstarting: a teacher agent whose actions the policy imitates early on, in the teacher_phases
-        self.teacher = make_agent(config.teacher, self.rules) if config.teacher else None
-        phase_of_action = np.zeros(NUM_ACTIONS, dtype=np.int64)  # 0 bid, 1 trump, 2 discard (and done), 3 play
-        phase_of_action[TRUMP_OFFSET:DISCARD_OFFSET] = 1
-        phase_of_action[DISCARD_OFFSET:PLAY_OFFSET] = 2
-        phase_of_action[PLAY_OFFSET:] = 3
-        taught = [PHASE_NAMES.index(name) for name in config.teacher_phases]
-        self.teacher_phase_of_action = np.isin(phase_of_action, taught)  # (A,) bool: a legal action there is taught
-        self.maker_piece = observation_offsets(self.rules)["maker"]
+        self.teacher = Teacher(config, self.rules) if config.teacher else None  # kickstarting (train/teacher.py)
         self.game_stats = GameStats(self.stat_groups)
         self.decisions = 0
         self.updates = 0
@@ -601,16 +593,10 @@ class Trainer:
                 )
 
             if teaching:  # the teacher's choice where the policy decides in a taught phase and side
-                taught = learner & self.teacher_phase_of_action[masks.argmax(axis=1)]
-                if len(config.teacher_sides) == 1:  # the maker's side or the defenders only
-                    maker_seat = step.observation[:, self.maker_piece]  # (B, n) one-hot relative seat, 0s none
-                    ours = (maker_seat[:, 0::2].any(axis=1)) if self.rules.num_players == 4 else maker_seat[:, 0] > 0
-                    taught &= ours if config.teacher_sides[0] == "maker" else ~ours
-                taught = np.flatnonzero(taught)
-                if taught.size:
-                    rollout.teacher_actions[t, taught] = self.teacher.act(  # type: ignore[union-attr]
-                        step.observation[taught], step.action_mask[taught], self.opponent_rng
-                    )
+                taught, choices = self.teacher.label(  # type: ignore[union-attr]
+                    step.observation, masks, learner, self.opponent_rng
+                )
+                rollout.teacher_actions[t, taught] = choices
             rollout.observations[t] = step.observation
             rollout.masks[t] = masks
             rollout.actions[t] = actions
@@ -653,13 +639,8 @@ class Trainer:
         )
 
     def teacher_weight(self) -> float:
-        """Weight of the teacher's cross-entropy in the next update: ``teacher_coef``, decaying linearly to
-        ``teacher_floor`` at ``teacher_decisions`` and staying there."""
-        config = self.config
-        if self.teacher is None or (config.teacher_decisions <= 0 and config.teacher_floor <= 0):
-            return 0.0
-        remaining = max(0.0, 1.0 - self.decisions / config.teacher_decisions) if config.teacher_decisions else 0.0
-        return config.teacher_floor + (config.teacher_coef - config.teacher_floor) * remaining
+        """Weight of the teacher's cross-entropy in the next update (0 without a teacher)."""
+        return 0.0 if self.teacher is None else self.teacher.weight(self.decisions)
 
     def learning_rate(self) -> float:
         """The learning rate of the next update (linear decay to 0 over the run with ``anneal_lr``)."""

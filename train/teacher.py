@@ -1,0 +1,65 @@
+"""Kickstarting: a teacher agent whose choices the policy is pulled towards.
+
+At each of the policy's own decisions in a taught phase (``teacher_phases``: bid, trump, discard,
+play) and side (``teacher_sides``: the maker's side, whose team holds the high bid, or the
+defenders), the teacher is asked what it would do; the PPO loss then adds ``weight`` times the
+cross-entropy from the policy to that choice (:func:`train.ppo.ppo_update`). The weight decays
+linearly from ``teacher_coef`` to ``teacher_floor`` over the first ``teacher_decisions`` decisions
+and stays at the floor: a floor above 0 is a lasting pull, as AlphaStar kept a KL to its supervised
+policy throughout RL. docs/training.md says why the recipes keep one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents import make_agent
+from pedro_env.actions import DISCARD_OFFSET, NUM_ACTIONS, PLAY_OFFSET, TRUMP_OFFSET
+from pedro_env.config import PedroConfig
+from pedro_env.encoding import observation_offsets
+from train.config import PHASE_NAMES, TrainConfig
+
+
+def phase_of_actions() -> np.ndarray:
+    """(A,) int64: the phase (index into PHASE_NAMES) in which each action is legal."""
+    phase = np.zeros(NUM_ACTIONS, dtype=np.int64)
+    phase[TRUMP_OFFSET:DISCARD_OFFSET] = PHASE_NAMES.index("trump")
+    phase[DISCARD_OFFSET:PLAY_OFFSET] = PHASE_NAMES.index("discard")  # the discards and done
+    phase[PLAY_OFFSET:] = PHASE_NAMES.index("play")
+    return phase
+
+
+class Teacher:
+    """The teacher of a run (``config.teacher``), its weight schedule and its labels."""
+
+    def __init__(self, config: TrainConfig, rules: PedroConfig) -> None:
+        self.config = config
+        self.agent = make_agent(config.teacher, rules)
+        taught = [PHASE_NAMES.index(name) for name in config.teacher_phases]
+        self.taught_action = np.isin(phase_of_actions(), taught)  # (A,) bool: a decision whose actions are taught
+        self.maker_piece = observation_offsets(rules)["maker"]  # one-hot relative seat of the high bidder
+        self.partner_seats = np.arange(0, rules.num_players, rules.num_teams)  # relative seats of my team
+        self.sides = set(config.teacher_sides)
+
+    def weight(self, decisions: int) -> float:
+        """The cross-entropy's weight after ``decisions``: ``teacher_coef`` decaying to ``teacher_floor``."""
+        config = self.config
+        remaining = max(0.0, 1.0 - decisions / config.teacher_decisions) if config.teacher_decisions else 0.0
+        return config.teacher_floor + (config.teacher_coef - config.teacher_floor) * remaining
+
+    def label(
+        self, observations: np.ndarray, masks: np.ndarray, learner: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(games, actions): the teacher's choice at the policy's decisions (``learner``) it teaches.
+
+        ``observations`` (B, D) uint8 and ``masks`` (B, A) bool of one step of the batch.
+        """
+        taught = learner & self.taught_action[masks.argmax(axis=1)]  # every legal action shares the phase
+        if len(self.sides) == 1:
+            maker_seat = observations[:, self.maker_piece]  # (B, n): 0s before the first bid
+            ours = maker_seat[:, self.partner_seats].any(axis=1)
+            taught &= ours if "maker" in self.sides else ~ours
+        games = np.flatnonzero(taught)
+        if games.size == 0:
+            return games, np.zeros(0, dtype=np.int64)
+        return games, self.agent.act(observations[games], masks[games], rng)
