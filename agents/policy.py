@@ -62,7 +62,10 @@ def check_layout(recorded: Any, config: PedroConfig, source: str) -> None:
     if recorded is None:  # written before layouts were recorded: the size check of PolicyAgent still applies
         return
     expected = observation_layout(config)
-    recorded = [[str(name), int(size)] for name, size in recorded]
+    try:
+        recorded = [[str(name), int(size)] for name, size in recorded]
+    except (TypeError, ValueError):
+        raise ValueError(f"{source} holds a malformed observation layout (expected [[name, size], ...])") from None
     if recorded == expected:
         return
     for index, (want, have) in enumerate(zip(expected, recorded)):

@@ -96,7 +96,7 @@ def test_the_worst_case_is_the_weakest_baseline_opponent_and_leaves_the_league_o
 def test_in_memory_policies_play_as_named_sides() -> None:
     torch = pytest.importorskip("torch")
     from agents.networks import ActorCritic, NetworkShape
-    from agents.policy import policy_agent_from_bytes, policy_bytes
+    from agents.policy import check_layout, policy_agent_from_bytes, policy_bytes
     from pedro_env.encoding import observation_scale, observation_size
 
     torch.manual_seed(0)
@@ -114,6 +114,8 @@ def test_in_memory_policies_play_as_named_sides() -> None:
     assert agent.act(observations, masks, np.random.default_rng(0)).tolist() == expected.tolist()
     with pytest.raises(ValueError, match="another observation layout"):
         policy_agent_from_bytes(data, make_config(variant="sancho"))
+    with pytest.raises(ValueError, match="malformed observation layout"):
+        check_layout([["hand", "many"]], SHORT, "a tampered file")
 
 
 # ---------------------------------------------------------------- the command line
