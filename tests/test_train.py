@@ -497,6 +497,16 @@ def test_assistants_bid_for_the_policy_and_those_bids_are_not_trained_on() -> No
         make_train_config(bid_assist_share=0.5, bid_assistants=[])
 
 
+def test_the_gauntlet_meets_earlier_snapshots_only() -> None:
+    trainer = Trainer(tiny_config(league_interval=512, league_size=3, eval_league=2))  # a snapshot every update
+    assert trainer.league_names() == []  # only the untrained snapshot so far
+    trainer.train_step()
+    assert trainer.league_names() == []  # the snapshot just taken is the policy itself
+    trainer.train_step()
+    trainer.train_step()
+    assert [name for name, _ in trainer.league_names()] == ["league@1024", "league@512"]  # newest first
+
+
 def test_device_auto_falls_back_to_cpu_and_cuda_without_cuda_is_an_error() -> None:
     from train.ppo import resolve_device
 

@@ -677,10 +677,12 @@ class Trainer:
         return agent
 
     def league_names(self) -> list[tuple[str, int]]:
-        """(name, pool index) of the ``eval_league`` most recent league snapshots, newest first."""
+        """(name, pool index) of the ``eval_league`` most recent league snapshots, newest first: snapshots of
+        earlier policies (not the untrained one, nor one taken at this very step, which is the policy itself)."""
         pool = self.pool
         order = sorted(range(len(pool.league)), key=lambda index: -pool.league_decisions[index])
-        newest = [index for index in order if pool.league_decisions[index] > 0][: self.config.eval_league]
+        earlier = [index for index in order if 0 < pool.league_decisions[index] < self.decisions]
+        newest = earlier[: self.config.eval_league]
         return [(f"league@{pool.league_decisions[index]}", len(pool.baselines) + index) for index in newest]
 
     def evaluate(
