@@ -207,7 +207,7 @@ def test_config_errors_name_the_key_and_the_allowed_values(tmp_path: Path) -> No
         load_train_config(bad)
     config = load_train_config(SMOKE, ["lr=1e-4", "env.target_score=31", "hidden_sizes=[16, 8]"])
     assert config.lr == 1e-4 and config.pedro_config.target_score == 31 and config.hidden_sizes == (16, 8)
-    for name in ("smoke.yaml", "ppo_selfplay.yaml", "ppo_long.yaml"):
+    for name in ("smoke.yaml", "ppo_selfplay.yaml", "ppo_long.yaml", "best_response.yaml"):
         load_train_config(REPO_ROOT / "configs" / name)  # every shipped config is valid
 
 
