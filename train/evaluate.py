@@ -49,7 +49,6 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -61,7 +60,7 @@ from pedro_env.config import ConfigError, PedroConfig, make_config, parse_overri
 from train import silence_stdout
 from train.gauntlet import GAUNTLET_BASELINES
 from train.match import MatchResult, RunSettings, Shard, Side, build_agent, run_shards, shard_bounds
-from train.ratings import Z95, HeadToHead, Tournament, wilson_interval
+from train.ratings import Z95, HeadToHead, Tournament, describe_config, wilson_interval
 
 DEFAULT_MATCHES = 200
 DEFAULT_BATCH_SIZE = 1024
@@ -301,17 +300,6 @@ def _play_pairings(
 
 
 # ---------------------------------------------------------------- terminal table
-
-
-def describe_config(config: PedroConfig) -> str:
-    """The config keys that differ from the default rules, as KEY=VALUE (or 'default rules')."""
-    default = PedroConfig()
-    changed = [
-        f"{item.name}={getattr(config, item.name)}"
-        for item in fields(PedroConfig)
-        if getattr(config, item.name) != getattr(default, item.name)
-    ]
-    return " ".join(changed) if changed else "default rules"
 
 
 def _percent(value: float) -> str:

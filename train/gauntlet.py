@@ -34,7 +34,7 @@ from typing import Any
 from agents import AGENT_SPECS, AgentSpecError
 from pedro_env.config import PedroConfig
 from train.match import RunSettings, Shard, build_agent, run_shards, shard_bounds
-from train.ratings import HeadToHead, config_dict
+from train.ratings import HeadToHead, config_dict, describe_config
 
 GAUNTLET_BASELINES = ("random", "rule:heuristic", "rule:cautious", "search:pimc")
 """Every baseline agent the project ships (the default gauntlet)."""
@@ -94,8 +94,12 @@ def gauntlet_entries(
         for role in ROLES if partners else ROLES[:1]:
             for rank, name in enumerate(names, start=1):
                 slow = is_search(name)
-                headline = role == "opponent" and not is_league
-                count = search_pairs if slow else pairs if headline or partner_pairs is None else partner_pairs
+                if slow:
+                    count = search_pairs
+                elif role == "opponent" and not is_league:  # the entries of the headline
+                    count = pairs
+                else:
+                    count = pairs if partner_pairs is None else partner_pairs
                 if count > 0:
                     batch = SEARCH_BATCH if slow else FAST_BATCH
                     entries.append(GauntletEntry(role, name, count, batch, rank if is_league else 0))
@@ -121,8 +125,9 @@ class GauntletResult:
 
     def worst(self, role: str = "opponent") -> tuple[GauntletEntry, HeadToHead] | None:
         """The baseline entry of ``role`` with the lowest rate (ties: the lower interval end); None if none."""
-        candidates = [(entry, head) for entry, head in zip(self.entries, self.heads) if entry.role == role]
-        candidates = [(entry, head) for entry, head in candidates if not entry.league] or []
+        candidates = [
+            (entry, head) for entry, head in zip(self.entries, self.heads) if entry.role == role and not entry.league
+        ]
         if not candidates:
             return None
         return min(candidates, key=lambda item: (entry_rate(item[1]), item[1].win_rate_ci[0]))
@@ -130,9 +135,9 @@ class GauntletResult:
     def ordered(self) -> list[tuple[GauntletEntry, HeadToHead]]:
         """Baseline opponents, then partners, then league entries; each group from the lowest rate up."""
 
-        def key(item: tuple[GauntletEntry, HeadToHead]) -> tuple[int, int, float]:
+        def key(item: tuple[GauntletEntry, HeadToHead]) -> tuple[bool, int, float]:
             entry, head = item
-            return int(entry.league), ROLES.index(entry.role), entry_rate(head)
+            return entry.league > 0, ROLES.index(entry.role), entry_rate(head)
 
         return sorted(zip(self.entries, self.heads), key=key)
 
@@ -282,8 +287,6 @@ def _bids(head: HeadToHead, side: int) -> str:
 
 def format_gauntlet(result: GauntletResult) -> str:
     """The worst case first, then one row per entry (lowest rate first) with both sides' bidding figures."""
-    from train.evaluate import describe_config
-
     lines = [
         f"gauntlet of {result.subject}: {len(result.entries)} entries, duplicate, seed {result.seed}, "
         f"{describe_config(result.config)}"

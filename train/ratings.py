@@ -453,5 +453,16 @@ class Tournament:
         }
 
 
+def describe_config(config: PedroConfig) -> str:
+    """The config keys that differ from the default rules, as KEY=VALUE (or 'default rules')."""
+    default = PedroConfig()
+    changed = [
+        f"{item.name}={getattr(config, item.name)}"
+        for item in fields(PedroConfig)
+        if getattr(config, item.name) != getattr(default, item.name)
+    ]
+    return " ".join(changed) if changed else "default rules"
+
+
 def _finite(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
