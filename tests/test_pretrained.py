@@ -1,0 +1,39 @@
+"""The shipped policy (``pretrained``, models/pretrained.pt): it loads safely, records the layout and rules it was
+trained on, refuses games with another observation layout, and beats random."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import PRETRAINED_PATH, AgentSpecError, make_agent  # noqa: E402
+from agents.policy import PolicyAgent, observation_layout  # noqa: E402
+from pedro_env.config import make_config  # noqa: E402
+from train.checkpoint import load_checkpoint  # noqa: E402
+from train.evaluate import evaluate  # noqa: E402
+
+
+def test_the_shipped_policy_is_small_and_loads_with_weights_only() -> None:
+    assert PRETRAINED_PATH.is_file(), "models/pretrained.pt is part of the repository"
+    assert PRETRAINED_PATH.stat().st_size <= 10 * 1024 * 1024
+    payload = torch.load(PRETRAINED_PATH, map_location="cpu", weights_only=True)
+    assert set(payload) >= {"format", "config", "network", "model", "observation_layout", "exported"}
+    assert "optimizer" not in payload and "env" not in payload  # the policy alone, no training state
+    rules = make_config(**payload["config"]["env"])
+    assert rules == make_config()  # trained on the default rules
+    assert payload["observation_layout"] == observation_layout(rules)  # and on today's observation layout
+    assert load_checkpoint(PRETRAINED_PATH)["exported"]["decisions"] > 0
+
+
+def test_pretrained_is_an_agent_spec_and_refuses_another_layout() -> None:
+    agent = make_agent("pretrained")
+    assert isinstance(agent, PolicyAgent) and agent.greedy and agent.name == "pretrained"
+    assert not make_agent("pretrained,greedy=false").greedy
+    with pytest.raises(AgentSpecError, match="reads another observation layout"):
+        make_agent("pretrained", make_config(variant="sancho"))
+
+
+def test_pretrained_beats_random() -> None:
+    head = evaluate("pretrained", "random", pairs=4, seed=123)
+    assert head.sides[0].wins == head.matches == 8
