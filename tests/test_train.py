@@ -246,6 +246,26 @@ def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path: Path
         assert torch.equal(state["exp_avg"], resumed_optimizer["state"][key]["exp_avg"])
 
 
+def test_a_resume_keeps_every_point_logged_up_to_its_checkpoint(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    def steps(tag: str) -> list[int]:
+        events = EventAccumulator(str(tmp_path / "run"), size_guidance={"scalars": 0})
+        events.Reload()
+        return sorted({point.step for point in events.Scalars(tag)})
+
+    config = tiny_config(final_eval_pairs=2)
+    run_training(config, tmp_path / "run", progress=False)  # to the end, with its final evaluation
+    finished = {tag: steps(tag) for tag in ("eval/vs_random/win_rate", "charts/SPS")}
+    assert finished["eval/vs_random/win_rate"][-1] == config.total_decisions
+    longer = make_train_config(config, total_decisions=config.total_decisions + 2 * 32 * 16)
+    run_training(longer, tmp_path / "run", load_checkpoint(tmp_path / "run"), progress=False)  # extended
+    for tag, before in finished.items():
+        after = steps(tag)
+        assert after[: len(before)] == before, tag  # nothing up to the checkpoint was purged
+    assert steps("charts/SPS")[-1] == longer.total_decisions
+
+
 def test_periodic_evaluations_and_no_periodic_one_where_the_final_one_follows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -52,7 +52,9 @@ def run_training(
     if payload is not None:
         trainer.load_state_dict(payload)
     write_config(config, run_dir)
-    writer = SummaryWriter(str(run_dir), purge_step=trainer.decisions if payload is not None else None)
+    # a resume drops the points a crashed session logged after its checkpoint (steps above it), and
+    # keeps the checkpoint's own step: its update and evaluations were logged before it was saved
+    writer = SummaryWriter(str(run_dir), purge_step=trainer.decisions + 1 if payload is not None else None)
     if payload is None:
         writer.add_text("config", config_markdown(config), 0)
     bar = _progress_bar(config, trainer, progress)
