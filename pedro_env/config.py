@@ -19,10 +19,12 @@ class ConfigError(ValueError):
     """A config key or value outside what RULES.md section 9 (or the env options) allows."""
 
 
+MAX_TARGET_SCORE = 10_000  # scores are int32 and the encoder's counts uint8: far from both, and any real match fits
+
 # key -> allowed values (a tuple) or a description of the allowed range (a str)
 ALLOWED_VALUES: dict[str, tuple[Any, ...] | str] = {
     "num_players": (2, 3, 4),
-    "target_score": "an int >= 1",
+    "target_score": "an int from 1 to 10000",
     "min_bid": "an int from 1 to the variant's total points (cinch 14, sancho 23, dom 17, pitch 4)",
     "all_pass": ("dealer_forced", "redeal"),
     "variant": ("cinch", "sancho", "dom", "pitch"),
@@ -128,7 +130,7 @@ def make_config(config: PedroConfig | None = None, **overrides: Any) -> PedroCon
                 raise ConfigError(
                     f"config key {key!r} = {value!r} is not allowed: allowed values are {', '.join(map(repr, allowed))}"
                 )
-    _check_int("target_score", values["target_score"], 1)
+    _check_int("target_score", values["target_score"], 1, MAX_TARGET_SCORE)
     _check_int("max_deals", values["max_deals"], 1)
     _check_int("min_bid", values["min_bid"], 1, VARIANT_TOTAL_POINTS[values["variant"]])
     for key in ("num_players", "target_score", "min_bid", "max_deals"):

@@ -16,7 +16,7 @@ from conftest import ALL_CARD_NAMES, build_deck
 # key -> (a bad value, words the message must contain besides the key)
 BAD_VALUES: dict[str, tuple[Any, list[str]]] = {
     "num_players": (5, ["2", "3", "4"]),
-    "target_score": (0, [">= 1"]),
+    "target_score": (0, ["1 to 10000"]),
     "min_bid": (15, ["14"]),
     "all_pass": ("reshuffle", ["dealer_forced", "redeal"]),
     "variant": ("auction", ["cinch", "sancho", "dom", "pitch"]),
@@ -51,6 +51,8 @@ def test_bad_value_names_key_and_allowed_values(key: str) -> None:
         ("six_card", 1),
         ("target_score", 1.5),
         ("target_score", True),
+        ("target_score", 10**12),  # once an OverflowError in the encoder
+        ("target_score", 2**31 - 1),  # once a silently wrapped points-to-go
         ("max_deals", -3),
         ("min_bid", 0),
         ("variant", None),
