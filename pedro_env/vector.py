@@ -122,14 +122,16 @@ class PedroVectorEnv:
                 f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
             )
         in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-        flat_index = self._rows * NUM_ACTIONS + np.clip(actions, 0, NUM_ACTIONS - 1)
+        offered = actions  # as given, for the error message
+        actions = np.where(in_range, actions, 0).astype(np.int64)  # any integer dtype, uint64 included
+        flat_index = self._rows * NUM_ACTIONS + actions
         legal = in_range & self._mask.reshape(-1).take(flat_index)
         if not legal.all():
             legal |= in_range & renege_allowed(state, self.config, actions)
             if not legal.all():
                 game = int(np.flatnonzero(~legal)[0])
                 where = f"in game {game} for seat {int(state.actor[game])}"
-                raise IllegalActionError(illegal_action_message(int(actions[game]), self._mask[game], where))
+                raise IllegalActionError(illegal_action_message(int(offered[game]), self._mask[game], where))
         self._pending[self._rows, state.actor] = 0.0
         step(state, actions, self.config)
         self._pending += state.rewards

@@ -192,6 +192,18 @@ def test_vector_rejects_bad_action_arrays() -> None:
         venv.step(np.zeros(2, dtype=np.float32))
     with pytest.raises(pedro_env.IllegalActionError, match="133"):
         venv.step(np.array([133, 0]))
+    with pytest.raises(pedro_env.IllegalActionError, match=str(2**64 - 1)):
+        venv.step(np.array([2**64 - 1, 0], dtype=np.uint64))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32])
+def test_vector_steps_legal_actions_of_any_integer_dtype(dtype: type) -> None:
+    reference, other = pedro_env.PedroVectorEnv(4), pedro_env.PedroVectorEnv(4)
+    out, other_out = reference.reset(seed=3), other.reset(seed=3)
+    for _ in range(40):
+        actions = np.array([int(np.flatnonzero(row)[-1]) for row in out.action_mask])
+        out, other_out = reference.step(actions), other.step(actions.astype(dtype))
+        assert np.array_equal(out.observation, other_out.observation)
 
 
 @pytest.mark.parametrize("num_envs", [0, -1, 2.5, True])
