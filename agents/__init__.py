@@ -94,7 +94,7 @@ def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> 
     agent_class = getattr(importlib.import_module(module_name), class_name)
     try:
         agent = agent_class(config, **{**_parse_options(option_parts, spec), **options})
-    except TypeError as error:
+    except (TypeError, ValueError) as error:  # an unknown option, or a value out of range (samples=-1, samples=abc)
         raise AgentSpecError(f"agent spec {spec!r}: {error}") from None
     agent.name = text
     return agent
@@ -103,9 +103,16 @@ def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> 
 def _load_checkpoint_agent(text: str, config: PedroConfig) -> Agent:
     """``ckpt:PATH[,greedy=false]``: the policy of a pedro-train checkpoint (agents/policy.py)."""
     path_text, options = text, {}
-    while "," in path_text and path_text.rsplit(",", 1)[1].partition("=")[0].strip() == "greedy":
+    while "," in path_text and "=" in path_text.rsplit(",", 1)[1] and not Path(path_text).exists():
         path_text, option = path_text.rsplit(",", 1)
         options.update(_parse_options([option], f"ckpt:{text}"))
+    unknown = sorted(set(options) - {"greedy"})
+    if unknown:
+        raise AgentSpecError(
+            f"agent spec ckpt:{text}: unknown option {unknown[0]!r}; a checkpoint takes greedy=true|false"
+        )
+    if not isinstance(options.get("greedy", True), bool):
+        raise AgentSpecError(f"agent spec ckpt:{text}: greedy takes true or false, got {options['greedy']!r}")
     if not path_text:
         raise AgentSpecError("agent spec 'ckpt:' needs a path: ckpt:runs/NAME/latest.pt")
     path = Path(path_text)

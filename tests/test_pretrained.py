@@ -37,3 +37,18 @@ def test_pretrained_is_an_agent_spec_and_refuses_another_layout() -> None:
 def test_pretrained_beats_random() -> None:
     head = evaluate("pretrained", "random", pairs=4, seed=123)
     assert head.sides[0].wins == head.matches == 8
+
+
+@pytest.mark.parametrize(
+    "spec,words",
+    [
+        ("pretrained,greedy=maybe", ["greedy takes true or false", "'maybe'"]),
+        ("pretrained,temp=2", ["unknown option 'temp'", "greedy=true|false"]),
+        ("ckpt:runs/nowhere,temp=2", ["unknown option 'temp'"]),
+    ],
+)
+def test_policy_options_are_checked(spec: str, words: list[str]) -> None:
+    with pytest.raises(AgentSpecError) as caught:
+        make_agent(spec)
+    for word in words:
+        assert word in str(caught.value)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pedro_env
-from agents import make_agent
+from agents import AgentSpecError, make_agent
 from agents.base import RandomAgent
 from agents.search import (
     DealScoring,
@@ -306,3 +306,9 @@ def test_a_tiny_match_finishes() -> None:
     results = play_matches([[pimc], [heuristic]], config, pairs=1, seed=7, batch_size=2)
     assert len(results) == 2 and all(result.winner in (0, 1) for result in results)
     assert pimc.stats.decisions > 0
+
+
+@pytest.mark.parametrize("options", ["samples=-1", "samples=0", "depth=-1", "samples=abc", "objective=win"])
+def test_bad_search_options_are_one_agent_spec_error(options: str) -> None:
+    with pytest.raises(AgentSpecError, match=f"search:pimc,{options}"):
+        make_agent(f"search:pimc,{options}")
