@@ -209,6 +209,13 @@ def test_config_errors_name_the_key_and_the_allowed_values(tmp_path: Path) -> No
     assert config.lr == 1e-4 and config.pedro_config.target_score == 31 and config.hidden_sizes == (16, 8)
     for name in ("smoke.yaml", "ppo_selfplay.yaml", "ppo_long.yaml", "best_response.yaml"):
         load_train_config(REPO_ROOT / "configs" / name)  # every shipped config is valid
+    numbers = tmp_path / "numbers.yaml"
+    numbers.write_text("lr: 1e-4\ntotal_decisions: 2e6\n")  # PyYAML reads both as strings
+    config = load_train_config(numbers)
+    assert config.lr == 1e-4 and config.total_decisions == 2_000_000
+    numbers.write_text("lr: 1e-4x\n")
+    with pytest.raises(TrainConfigError, match=r"'lr' = '1e-4x' is not allowed: it takes a number"):
+        load_train_config(numbers)
 
 
 def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

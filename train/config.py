@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -251,9 +252,14 @@ def _field_types() -> dict[str, type]:
     }
 
 
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
 def _coerce(key: str, value: Any, kind: type) -> Any:
     """``value`` as a ``kind`` field (ints given for floats are accepted; YAML lists become tuples)."""
     wrong = TrainConfigError(f"config key {key!r} = {value!r} is not allowed: it takes {_describe(key, kind)}")
+    if kind in (int, float) and isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        value = float(value)  # PyYAML reads 1e-4 (no dot) as a string
     if kind is bool:
         if not isinstance(value, bool):
             raise wrong
