@@ -174,6 +174,15 @@ def test_every_cli_has_help(module: str) -> None:
         assert "examples:" in done.stdout
 
 
+@pytest.mark.parametrize("module,args", [("train.cli", ["--list-keys"]), ("train.evaluate", ["--help"])])
+def test_a_reader_gone_before_the_first_line_gets_no_traceback(module: str, args: list[str]) -> None:
+    process = start_module(module, *args, text=True)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # every write now fails with EPIPE
+    errors = process.stderr.read()
+    assert process.wait(timeout=60) == 0 and "Traceback" not in errors, errors
+
+
 def test_readme_config_reference_is_generated_from_the_dataclasses() -> None:
     from train.docs import README, rewrite
 

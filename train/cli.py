@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from train import quiet_on_broken_pipe
 from train.checkpoint import CheckpointError, export_policy, load_checkpoint
 from train.config import (
     TrainConfig,
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.list_keys:

@@ -57,7 +57,7 @@ import numpy as np
 
 from agents import AGENT_SPECS, AgentSpecError
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
-from train import silence_stdout
+from train import quiet_on_broken_pipe, silence_stdout
 from train.gauntlet import GAUNTLET_BASELINES
 from train.match import MatchResult, RunSettings, Shard, Side, build_agent, run_shards, shard_bounds
 from train.ratings import Z95, HeadToHead, Tournament, describe_config, wilson_interval
@@ -892,6 +892,7 @@ def default_prefix(labels: Sequence[str]) -> Path:
     return Path("eval") / f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{slug}"
 
 
+@quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     """``pedro-eval``: returns 0, or 2 with a message (no traceback) for bad specs, configs or arguments."""
     args = build_parser().parse_args(argv)

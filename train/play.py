@@ -29,6 +29,7 @@ from pedro_env.config import ConfigError, PedroConfig, make_config, parse_overri
 from pedro_env.render import render_table
 from pedro_env.state import Phase
 from pedro_env.tricks import trick_winner
+from train import quiet_on_broken_pipe
 from train.match import build_agent
 from train.replay import MatchRecord, record_from_env
 
@@ -275,6 +276,7 @@ EXAMPLES = """examples:
 """
 
 
+@quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="pedro-play",

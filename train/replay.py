@@ -33,7 +33,7 @@ from pedro_env.cards import card_to_str
 from pedro_env.config import ConfigError, PedroConfig, make_config
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
-from train import silence_stdout
+from train import quiet_on_broken_pipe, silence_stdout
 from train.ratings import config_dict
 
 REPLAY_FORMAT = "pedro-rl/replay"
@@ -188,6 +188,7 @@ def replay_match(record: MatchRecord) -> dict[str, Any]:
     return checked_result(record, final)
 
 
+@quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="pedro-replay",
