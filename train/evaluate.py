@@ -247,8 +247,7 @@ def _play_pairings(
         if anchor not in labels:
             raise EvaluationError(f"anchor {anchor!r} is not one of the sides: {', '.join(labels)}")
         anchor = labels.index(anchor)
-    if seed < 0 or batch_size < 1 or workers < 1:
-        raise EvaluationError(f"seed must be >= 0, batch_size and workers >= 1 (got {seed}, {batch_size}, {workers})")
+    check_run_numbers(seed, workers, batch_size)
     check_sides(parsed, resolved)
     pair_count = pairs_for(matches, pairs, resolved, duplicate)
     matches_per_pair = resolved.num_teams if duplicate else 1
@@ -761,8 +760,7 @@ def _gauntlet_main(args: argparse.Namespace) -> int:
             )
         if args.search_pairs < 0:
             raise EvaluationError(f"--search-pairs must be >= 0, got {args.search_pairs}")
-        if args.seed < 0 or args.workers < 1:
-            raise EvaluationError(f"seed must be >= 0 and workers >= 1 (got {args.seed}, {args.workers})")
+        check_run_numbers(args.seed, args.workers)
         config = make_config(**dict(parse_override(text) for text in args.config))
         subject = args.sides[0]
         parse_side(subject)
@@ -796,6 +794,19 @@ def _draw_chart(draw: Any, result: Any, path: Path, written: list[Path]) -> None
         written.append(draw(result, path))
     except ImportError:
         print("pedro-eval: matplotlib is not installed; no chart (pip install 'pedro-rl[eval]')", file=sys.stderr)
+
+
+MAX_SEED = 2**62  # deal seeds are SEED + p and travel as int64
+
+
+def check_run_numbers(seed: int, workers: int, batch_size: int = 1) -> None:
+    """One clear error for the first out-of-range number: seed 0..MAX_SEED, workers and batch size >= 1."""
+    if not 0 <= seed <= MAX_SEED:
+        raise EvaluationError(f"seed must be an int from 0 to 2**62, got {seed}")
+    if workers < 1:
+        raise EvaluationError(f"workers must be >= 1 (pedro-eval --workers 0: one per core), got {workers}")
+    if batch_size < 1:
+        raise EvaluationError(f"batch size must be >= 1, got {batch_size}")
 
 
 def _print_table(table: str, written: list[Path]) -> None:
