@@ -251,11 +251,17 @@ class PedroGymEnv(gymnasium.Env):
         """Step the opponents until the learner decides or the episode ends; refresh the learner's view."""
         aec = self.aec_env
         learner = self.learner_agent
-        while not (aec.terminations[learner] or aec.truncations[learner]) and aec.agent_selection != learner:
-            agent = aec.agent_selection
-            view = aec.observe(agent)
-            policy = self.policies[aec.agent_name_mapping[agent]]
-            self._advance(_as_action(policy(view["observation"], view["action_mask"], self.np_random)))
+        try:
+            while not (aec.terminations[learner] or aec.truncations[learner]) and aec.agent_selection != learner:
+                agent = aec.agent_selection
+                view = aec.observe(agent)
+                policy = self.policies[aec.agent_name_mapping[agent]]
+                self._advance(_as_action(policy(view["observation"], view["action_mask"], self.np_random)))
+        except BaseException:
+            # an opponent's policy failed mid-turn: another seat is to act, so only reset() may go on
+            self._episode_over = True
+            self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            raise
         view = aec.observe(learner)
         self._observation, self._mask = view["observation"], view["action_mask"]
         self._episode_over = bool(aec.terminations[learner] or aec.truncations[learner])

@@ -411,3 +411,25 @@ def test_render_modes(capsys: pytest.CaptureFixture) -> None:
     env.step(int(np.flatnonzero(info["action_mask"])[0]))
     assert "Pedro" in capsys.readouterr().out  # and on every move
     assert env.render() is None
+
+
+def test_an_opponent_that_raises_ends_the_episode_until_reset() -> None:
+    calls = {"n": 0}
+
+    def failing(observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyError("the opponent's model broke")
+        return int(rng.choice(np.flatnonzero(action_mask)))
+
+    env = pedro_gym.PedroGymEnv(opponents=failing, target_score=11)
+    observation, info = env.reset(seed=0)
+    with pytest.raises(KeyError, match="model broke"):
+        while True:
+            observation, reward, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+            assert not (terminated or truncated)
+    assert not env.action_masks().any()
+    with pytest.raises(RuntimeError, match="reset"):  # the learner's next action never lands on another seat
+        env.step(0)
+    observation, info = env.reset(seed=1)  # and a reset starts cleanly
+    assert info["action_mask"].any()
