@@ -209,6 +209,9 @@ def test_config_errors_name_the_key_and_the_allowed_values(tmp_path: Path) -> No
     assert config.lr == 1e-4 and config.pedro_config.target_score == 31 and config.hidden_sizes == (16, 8)
     for name in ("smoke.yaml", "ppo_selfplay.yaml", "ppo_long.yaml", "best_response.yaml"):
         load_train_config(REPO_ROOT / "configs" / name)  # every shipped config is valid
+    for name in ("../../x", "a/b", "..", "a\\b"):
+        with pytest.raises(TrainConfigError, match=r"'run_name' = .* names one directory under runs_dir"):
+            make_train_config(run_name=name)
     numbers = tmp_path / "numbers.yaml"
     numbers.write_text("lr: 1e-4\ntotal_decisions: 2e6\n")  # PyYAML reads both as strings
     config = load_train_config(numbers)

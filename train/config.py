@@ -339,6 +339,12 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
             raise TrainConfigError(
                 f"config key {key!r} = {merged[key]!r} is not allowed: allowed values are {', '.join(allowed)}"
             )
+    run_name = merged["run_name"]
+    if run_name in (".", "..") or any(mark in run_name for mark in ("/", "\\", "\0")):
+        raise TrainConfigError(
+            f"config key 'run_name' = {run_name!r} is not allowed: it names one directory under runs_dir "
+            "(no '/', '\\', '.' or '..'; put other places in runs_dir)"
+        )
     if not merged["hidden_sizes"] or min(merged["hidden_sizes"]) < 1:
         raise TrainConfigError(
             f"config key 'hidden_sizes' = {list(merged['hidden_sizes'])!r}: {_describe('hidden_sizes', tuple)}"
