@@ -57,7 +57,7 @@ import numpy as np
 
 from agents import AGENT_SPECS, AgentSpecError
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
-from train import quiet_on_broken_pipe, silence_stdout
+from train import quiet_on_broken_pipe
 from train.gauntlet import GAUNTLET_BASELINES
 from train.match import MatchResult, RunSettings, Shard, Side, build_agent, run_shards, shard_bounds
 from train.ratings import Z95, HeadToHead, Tournament, describe_config, wilson_interval
@@ -810,13 +810,11 @@ def check_run_numbers(seed: int, workers: int, batch_size: int = 1) -> None:
 
 
 def _print_table(table: str, written: list[Path]) -> None:
-    """The table and the files written (written first, so a reader that stops early, ``| head``, loses nothing)."""
-    try:
-        print(table)
-        print("wrote " + ", ".join(str(path) for path in written))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        silence_stdout()
+    """The table and the files written (written first, so a reader that stops early, ``| head``, loses nothing;
+    main's quiet_on_broken_pipe ends the command then)."""
+    print(table)
+    print("wrote " + ", ".join(str(path) for path in written))
+    sys.stdout.flush()
 
 
 class _GauntletBar:

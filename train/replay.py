@@ -33,7 +33,7 @@ from pedro_env.cards import card_to_str
 from pedro_env.config import ConfigError, PedroConfig, make_config
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
-from train import quiet_on_broken_pipe, silence_stdout
+from train import quiet_on_broken_pipe
 from train.ratings import config_dict
 
 REPLAY_FORMAT = "pedro-rl/replay"
@@ -223,8 +223,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ReplayError, EOFError) as error:
         print(f"pedro-replay: error: {error}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # the reader stopped early (| head): the replay was fine so far
-        silence_stdout()
     return 0
 
 
