@@ -35,6 +35,7 @@ from train.config import (
     make_train_config,
 )
 from train.gauntlet import GauntletResult
+from train.rundir import check_new_run_dir, check_not_in_use
 
 # keys a resumed run may change; the rest fix the run's structure or its exact continuation
 RESUME_KEYS = (
@@ -82,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--run-name", help="run directory name under runs_dir (default: config stem + time)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest.pt")
+    parser.add_argument(
+        "--from-start",
+        action="store_true",
+        help="with --resume: start again from decision 0 a run that stopped before its first checkpoint",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines instead)")
     parser.add_argument("--list-keys", action="store_true", help="print every config key, default and meaning")
     parser.add_argument(
@@ -111,17 +117,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         run_dir, config, payload = prepare_run(args)
-    except (TrainConfigError, CheckpointError, FileExistsError, ValueError) as error:
+    except (TrainConfigError, CheckpointError, ValueError) as error:
         print(f"pedro-train: error: {error}", file=sys.stderr)
         return 2
     from train.run import run_training
 
     try:
-        run_training(config, run_dir, payload, progress=not args.no_progress)
+        run_training(config, run_dir, payload, progress=not args.no_progress, from_start=args.from_start)
     except (TrainConfigError, CheckpointError, ValueError) as error:
         print(f"pedro-train: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # the disk filled up or the directory became read-only mid-run
+        where = f" {error.filename}" if error.filename else ""
+        print(
+            f"pedro-train: error: cannot write{where}: {error.strerror or error}; {_last_checkpoint(run_dir)}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _last_checkpoint(run_dir: Path) -> str:
+    """Where the run can continue from, for an error that ended it."""
+    try:
+        payload = load_checkpoint(run_dir)
+    except CheckpointError:
+        return f"no checkpoint was written; start again with --resume {run_dir} --from-start"
+    decisions = int(payload.get("counters", {}).get("decisions", 0))
+    return f"the last checkpoint ({decisions:,} decisions) is intact: continue with --resume {run_dir}"
 
 
 def prepare_run(args: argparse.Namespace) -> tuple[Path, TrainConfig, dict[str, Any] | None]:
@@ -129,31 +152,80 @@ def prepare_run(args: argparse.Namespace) -> tuple[Path, TrainConfig, dict[str, 
     if args.resume:
         if args.config:
             raise TrainConfigError("give either a config file or --resume RUN_DIR, not both")
-        run_dir = Path(args.resume)
-        payload = load_checkpoint(run_dir)
-        saved = payload["config"]
-        overrides = apply_overrides({}, args.set)
-        fixed = [key for key, value in overrides.items() if key not in RESUME_KEYS and (key != "env" or value)]
-        if fixed:
-            raise TrainConfigError(
-                f"cannot change {', '.join(fixed)} when resuming (the run must continue exactly); "
-                f"keys that may change: {', '.join(RESUME_KEYS)}"
-            )
-        overrides.pop("env", None)
-        config = make_train_config(make_train_config(**saved), **overrides)
-        return run_dir if run_dir.is_dir() else run_dir.parent, config, payload
+        if args.run_name:
+            raise TrainConfigError("--run-name names a new run; --resume continues RUN_DIR under its own name")
+        return _prepare_resume(Path(args.resume), args.set, args.from_start)
+    if args.from_start:
+        raise TrainConfigError(
+            "--from-start goes with --resume RUN_DIR (a run that stopped before its first checkpoint)"
+        )
     if not args.config:
         raise TrainConfigError("give a config file (e.g. configs/ppo_selfplay.yaml) or --resume RUN_DIR")
     config = load_train_config(args.config, args.set)
     name = args.run_name or config.run_name or f"{Path(args.config).stem}-{datetime.now():%Y%m%d-%H%M%S}"
     config = make_train_config(config, run_name=name)
     run_dir = Path(config.runs_dir) / name
-    if (run_dir / "latest.pt").exists():
-        raise FileExistsError(
-            f"run directory {run_dir} already holds a run: continue it with --resume {run_dir} "
-            "or choose another --run-name"
-        )
+    check_not_in_use(run_dir)
+    check_new_run_dir(run_dir, from_start=False)  # again under the run's lock, before anything is written
     return run_dir, config, None
+
+
+def _resume_overrides(settings: Sequence[str]) -> dict[str, Any]:
+    overrides = apply_overrides({}, settings)
+    fixed = [key for key, value in overrides.items() if key not in RESUME_KEYS and (key != "env" or value)]
+    if fixed:
+        raise TrainConfigError(
+            f"cannot change {', '.join(fixed)} when resuming (the run must continue exactly); "
+            f"keys that may change: {', '.join(RESUME_KEYS)}"
+        )
+    overrides.pop("env", None)
+    return overrides
+
+
+def _prepare_resume(
+    path: Path, settings: Sequence[str], from_start: bool
+) -> tuple[Path, TrainConfig, dict[str, Any] | None]:
+    run_dir = path if path.is_dir() or path.suffix != ".pt" else path.parent
+    check_not_in_use(run_dir)
+    if from_start:
+        if (run_dir / "latest.pt").exists():
+            raise TrainConfigError(
+                f"{run_dir} has a checkpoint: continue it with --resume {run_dir} (without --from-start), "
+                "or start a new run under another --run-name"
+            )
+        saved = run_dir / "config.yaml"
+        if not saved.is_file():
+            raise TrainConfigError(f"--from-start needs the run's config: {saved} not found")
+        config = make_train_config(load_train_config(saved), **_resume_overrides(settings))
+        return run_dir, config, None
+    if run_dir.is_dir() and not (run_dir / "latest.pt").exists() and (run_dir / "config.yaml").is_file():
+        raise CheckpointError(
+            f"{run_dir} has no checkpoint: the run stopped before its first one; start it again from "
+            f"decision 0 with --resume {run_dir} --from-start"
+        )
+    payload = load_checkpoint(path)
+    config = make_train_config(make_train_config(**_checked_saved_config(payload, path)), **_resume_overrides(settings))
+    decisions = int(payload.get("counters", {}).get("decisions", 0))
+    finished = not config.final_eval_pairs or (run_dir / "eval.json").is_file()
+    if decisions >= config.total_decisions and finished:
+        table = f", its evaluation in {run_dir / 'eval.txt'}" if config.final_eval_pairs else ""
+        raise TrainConfigError(
+            f"run {run_dir} is complete: {decisions:,} of {config.total_decisions:,} decisions{table}; "
+            f"to train it longer: --resume {run_dir} --set total_decisions=N (N > {decisions:,})"
+        )
+    return run_dir, config, payload
+
+
+def _checked_saved_config(payload: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The checkpoint's config as keyword arguments, or CheckpointError if a hand edit broke it."""
+    saved = payload["config"]
+    if not isinstance(saved, dict) or not all(isinstance(key, str) for key in saved):
+        raise CheckpointError(f"checkpoint {path} has a damaged config entry (not a mapping of config keys)")
+    try:
+        make_train_config(**saved)
+    except TrainConfigError as error:
+        raise CheckpointError(f"checkpoint {path} has a config that no longer checks: {error}") from None
+    return saved
 
 
 def write_config(config: TrainConfig, run_dir: Path) -> Path:

@@ -19,11 +19,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from train.checkpoint import save_checkpoint
+from train.checkpoint import CheckpointError, save_checkpoint
 from train.cli import write_config, write_eval_table
 from train.config import TrainConfig
 from train.gauntlet import GauntletResult, is_search
 from train.ppo import StopRequest, Trainer, checkpoint_path, tag_of
+from train.rundir import RunLock, check_new_run_dir
 
 EVAL_REPORT_EVERY_S = 30.0  # without a progress bar, an evaluation reports its progress this often
 
@@ -39,29 +40,45 @@ def run_training(
     payload: dict[str, Any] | None = None,
     progress: bool = True,
     max_updates: int | None = None,
+    from_start: bool = False,
 ) -> Trainer:
     """Train until ``total_decisions`` (or ``max_updates`` more updates, or Ctrl-C), then checkpoint.
 
-    The final evaluation table is written only when the run reaches ``total_decisions``.
+    The run owns ``run_dir`` meanwhile (:class:`train.rundir.RunLock`); a new run (no ``payload``) refuses a
+    directory holding another run's files unless ``from_start`` clears those of one that left no
+    checkpoint. The final evaluation table is written only when the run reaches ``total_decisions``.
     """
+    trainer = Trainer(config)  # a bad device or config fails here, before the run directory exists
+    if payload is not None:
+        try:
+            trainer.load_state_dict(payload)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as error:
+            # a hand-edited or damaged checkpoint that still loads as a file
+            detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise CheckpointError(
+                f"checkpoint in {run_dir} does not fit its own config (edited or damaged): {detail}"
+            ) from None
+    with RunLock(run_dir):
+        if payload is None:
+            check_new_run_dir(Path(run_dir), from_start)
+        return _train(trainer, Path(run_dir), payload is not None, progress, max_updates)
+
+
+def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_updates: int | None) -> Trainer:
     from torch.utils.tensorboard import SummaryWriter
 
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    trainer = Trainer(config)
-    if payload is not None:
-        trainer.load_state_dict(payload)
+    config = trainer.config
     write_config(config, run_dir)
     # a resume drops the points a crashed session logged after its checkpoint (steps above it), and
     # keeps the checkpoint's own step: its update and evaluations were logged before it was saved
-    writer = SummaryWriter(str(run_dir), purge_step=trainer.decisions + 1 if payload is not None else None)
-    if payload is None:
+    writer = SummaryWriter(str(run_dir), purge_step=trainer.decisions + 1 if resumed else None)
+    if not resumed:
         writer.add_text("config", config_markdown(config), 0)
     bar = _progress_bar(config, trainer, progress)
     session_start, session_decisions = time.perf_counter(), trainer.decisions
     report = _LineReport(progress)
     report(
-        f"run {run_dir}: {'resumed at' if payload else 'starting at'} {trainer.decisions:,} of "
+        f"run {run_dir}: {'resumed at' if resumed else 'starting at'} {trainer.decisions:,} of "
         f"{config.total_decisions:,} decisions on {trainer.device}"
     )
 
@@ -87,6 +104,7 @@ def run_training(
             elif updates_done % 10 == 0:
                 report(f"{trainer.decisions:,} decisions, {_postfix(trainer, sps)}")
             if trainer.decisions >= trainer.next_checkpoint:
+                writer.flush()  # every point up to the checkpoint is on disk before it: a resume keeps them
                 _checkpoint(trainer, run_dir, keep=config.keep_checkpoints)
                 while trainer.next_checkpoint <= trainer.decisions:
                     trainer.next_checkpoint += config.checkpoint_interval
@@ -94,8 +112,8 @@ def run_training(
                 break
     if bar is not None:
         bar.close()
-    path = _checkpoint(trainer, run_dir, keep=False)
     writer.flush()
+    path = _checkpoint(trainer, run_dir, keep=False)
     if trainer.decisions < config.total_decisions:
         report(
             f"stopped at {trainer.decisions:,} decisions; checkpoint {path}; continue with: "
