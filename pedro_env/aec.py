@@ -12,8 +12,15 @@ Render modes           ``ansi`` (returns the table as text), ``human`` (prints i
 The observation layout is in :mod:`pedro_env.encoding`. The action mask is all zeros for agents
 that are not acting. ``reset(seed, options={"dealer": int, "decks": [[52 card strings], ...]})``
 injects the first dealer and the decks of the successive deals (top first); when the decks run
-out, the env's seed deals. Every agent's ``info`` carries ``"deal"`` (RULES.md section 11) on the
-step where a deal ends.
+out, the env's seed (an int from 0 to 2**64 - 1) deals. Every agent's ``info`` carries ``"deal"``
+(RULES.md section 11) on the step where a deal ends.
+
+Errors, each with a one-line message: ConfigError (a ValueError) for a bad config; SeedError (a
+ValueError and a TypeError) for a bad seed; ValueError for bad reset options or an unreadable action
+text; IllegalActionError (a ValueError) for an action the actor may not take; RuntimeError for a
+call out of order (``step``, ``observe``, ``last``, ``state`` before ``reset``, or ``step`` once
+every agent has left the finished episode; :func:`env`'s PettingZoo wrapper reports a call before
+``reset`` first, in its own words).
 
 Version history: v0, the first release.
 """
@@ -30,7 +37,7 @@ from pettingzoo.utils import wrappers
 
 from pedro_env.actions import NUM_ACTIONS, action_to_str, str_to_action
 from pedro_env.cards import SUITS, card_to_str, str_to_card
-from pedro_env.config import PedroConfig, make_config
+from pedro_env.config import PedroConfig, check_seed, make_config, short_repr
 from pedro_env.encoding import ObservationEncoder, full_state_size
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_decks, legal_action_mask, new_match, rule_tables, step
@@ -40,20 +47,43 @@ from pedro_env.vector import IllegalActionError, illegal_action_message, renege_
 OPTION_KEYS = ("dealer", "decks")
 
 
-def parse_decks(decks: Any) -> np.ndarray:
-    """``[[52 card strings], ...]`` -> (k, 52) int8, each a permutation of the 52 cards; ValueError otherwise."""
-    if isinstance(decks, (str, bytes)) or not hasattr(decks, "__len__"):
+SEQUENCE_TYPES = (list, tuple, np.ndarray)  # what a list of decks, and each deck, may be
+
+
+def parse_card(card: Any, where: str) -> int:
+    """A card string (``'AH'``, ``'10c'``) or card id 0..51 -> card id; ValueError naming ``where`` otherwise."""
+    if isinstance(card, str):
+        try:
+            return str_to_card(card)
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+    if isinstance(card, bool) or not isinstance(card, (int, np.integer)) or not 0 <= card < 52:
+        raise ValueError(f"{where} = {short_repr(card)} is not a card: a card is a string like 'AH' or an id 0..51")
+    return int(card)
+
+
+def parse_deck(deck: Any, where: str) -> list[int]:
+    """One deck, 52 card strings (or ids) top first -> 52 card ids; ValueError naming ``where`` otherwise."""
+    if not isinstance(deck, SEQUENCE_TYPES):
+        raise ValueError(f"{where} must be a list of 52 card strings, got {type(deck).__name__} {short_repr(deck)}")
+    cards = [parse_card(card, f"{where}[{index}]") for index, card in enumerate(deck)]
+    if len(cards) != 52:
+        raise ValueError(f"{where} must hold each of the 52 cards exactly once, got {len(cards)} cards")
+    counts = np.bincount(cards, minlength=52)
+    if (counts != 1).any():
+        twice, missing = np.flatnonzero(counts > 1), np.flatnonzero(counts == 0)
         raise ValueError(
-            f"options['decks'] must be a list of decks, each a list of 52 card strings, got {type(decks).__name__}"
+            f"{where} must hold each of the 52 cards exactly once: it holds {card_to_str(int(twice[0]))} "
+            f"{counts[twice[0]]} times and lacks {card_to_str(int(missing[0]))}"
         )
-    parsed = []
-    for number, deck in enumerate(decks):
-        cards = [str_to_card(card) if isinstance(card, str) else int(card) for card in deck]
-        if sorted(cards) != list(range(52)):
-            raise ValueError(
-                f"options['decks'][{number}] must hold each of the 52 cards exactly once (got {len(cards)} cards)"
-            )
-        parsed.append(cards)
+    return cards
+
+
+def parse_decks(decks: Any, where: str = "options['decks']") -> np.ndarray:
+    """``[[52 card strings], ...]`` -> (k, 52) int8, each a permutation of the 52 cards; ValueError otherwise."""
+    if not isinstance(decks, SEQUENCE_TYPES):
+        raise ValueError(f"{where} must be a list of decks, each a list of 52 card strings, got {type(decks).__name__}")
+    parsed = [parse_deck(deck, f"{where}[{number}]") for number, deck in enumerate(decks)]
     return np.asarray(parsed, dtype=np.int8).reshape(-1, 52)
 
 
@@ -114,6 +144,12 @@ class raw_env(AECEnv):
         return hashed_decks(state.seed[games], state.match_index[games], state.deal_index[games])
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a match. ``seed``: an int from 0 to 2**64 - 1 (None: the next match of the last seed, or a
+        random seed the first time); ``options``: ``dealer`` (0..n-1) and ``decks`` (see the module docstring)."""
+        if seed is not None:
+            seed = check_seed(seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict (keys {', '.join(OPTION_KEYS)}), got {type(options).__name__}")
         options = dict(options or {})
         unknown = sorted(set(options) - set(OPTION_KEYS))
         if unknown:
@@ -126,12 +162,12 @@ class raw_env(AECEnv):
         if dealer is not None and (
             isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n
         ):
-            raise ValueError(f"options['dealer'] = {dealer!r} is not allowed: allowed values are 0..{n - 1}")
+            raise ValueError(f"options['dealer'] = {short_repr(dealer)} is not allowed: allowed values are 0..{n - 1}")
         self._decks = (
             parse_decks(options["decks"]) if options.get("decks") is not None else np.zeros((0, 52), dtype=np.int8)
         )
         if seed is not None:
-            self._seed, self._match_index = int(seed) % 2**64, 0
+            self._seed, self._match_index = seed, 0
         elif self._seed is None:
             self._seed, self._match_index = int(np.random.SeedSequence().entropy % 2**64), 0
         else:
@@ -158,39 +194,54 @@ class raw_env(AECEnv):
         if self.game.phase[0] != OVER:
             self.agent_selection = self.possible_agents[int(self.game.actor[0])]
 
+    def _started(self, call: str) -> PedroState:
+        """The game; RuntimeError if ``reset`` has not been called yet."""
+        if self.game is None:
+            raise RuntimeError(f"call reset() before {call}(): the env has no match yet")
+        return self.game
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        assert self.game is not None, "call reset() first"
-        observation = self.encoder.encode(self.game, self._viewers[self.agent_name_mapping[agent]])[0]
-        acting = agent == self.agent_selection and self.game.phase[0] != OVER
+        game = self._started("observe")
+        if agent not in self.agent_name_mapping:
+            raise ValueError(f"unknown agent {short_repr(agent)}: the agents are {', '.join(self.possible_agents)}")
+        observation = self.encoder.encode(game, self._viewers[self.agent_name_mapping[agent]])[0]
+        acting = agent == self.agent_selection and game.phase[0] != OVER
         mask = self._mask.view(np.int8).copy() if acting else self._no_mask.copy()
         return {"observation": observation, "action_mask": mask}
 
+    def last(self, observe: bool = True) -> tuple:
+        self._started("last")
+        return super().last(observe)
+
     def state(self) -> np.ndarray:
         """The full state (all hands and the stock) seen from the acting seat, for centralized critics."""
-        assert self.game is not None, "call reset() first"
-        return self.encoder.encode_full_state(self.game, self.game.actor.astype(np.intp))[0]
+        game = self._started("state")
+        return self.encoder.encode_full_state(game, game.actor.astype(np.intp))[0]
 
     def legal_actions(self) -> list[int]:
         """Legal action indices of the acting agent."""
         return [int(a) for a in np.flatnonzero(self._mask)]
 
     def step(self, action: int | str | None) -> None:
-        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+        """Apply the acting agent's action (an index 0..132 or its text form; None for a finished agent)."""
+        game = self._started("step")
+        agent = self.agent_selection
+        if agent not in self.terminations:
+            raise RuntimeError("the episode is over and every agent has left it: call reset() to start another")
+        if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
-        assert game is not None
-        agent = self.agent_selection
         if isinstance(action, str):
             action = str_to_action(action)
         if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise IllegalActionError(
-                f"{agent} must step an int action in 0..{NUM_ACTIONS - 1} (or its text form), got {action!r}"
+                f"{agent} must step an int action in 0..{NUM_ACTIONS - 1} (or its text form), got {short_repr(action)}"
             )
         action = int(action)
-        actions = np.array([action])
-        legal = 0 <= action < NUM_ACTIONS and self._mask[action]
-        if not legal and not renege_allowed(game, self.config, actions)[0]:
+        in_range = 0 <= action < NUM_ACTIONS
+        actions = np.array([action if in_range else 0])  # no int64 overflow for a huge action
+        legal = in_range and self._mask[action]
+        if not legal and not (in_range and renege_allowed(game, self.config, actions)[0]):
             raise IllegalActionError(illegal_action_message(action, self._mask, f"for {agent}"))
 
         self._cumulative_rewards[agent] = 0.0
@@ -214,13 +265,13 @@ class raw_env(AECEnv):
     def deck_of_deal(self, deal: int) -> list[str]:
         """The deck (52 card strings, top first) that deal ``deal`` (0 = the first, thrown-in deals counted) of
         the current match uses: the injected one, else the one hashed from the seed. For replays."""
-        assert self.game is not None, "call reset() first"
+        game = self._started("deck_of_deal")
+        if isinstance(deal, bool) or not isinstance(deal, (int, np.integer)) or not 0 <= deal < 2**31:
+            raise ValueError(f"deal must be an int from 0 to 2**31 - 1 (an int32 index), got {short_repr(deal)}")
         if deal < len(self._decks):
             deck = self._decks[deal]
         else:
-            deck = hashed_decks(
-                self.game.seed[:1], self.game.match_index[:1], np.array([deal], dtype=self.game.deal_index.dtype)
-            )[0]
+            deck = hashed_decks(game.seed[:1], game.match_index[:1], np.array([deal], dtype=game.deal_index.dtype))[0]
         return [card_to_str(int(card)) for card in deck]
 
     def deal_info(self) -> dict[str, Any]:
@@ -245,8 +296,7 @@ class raw_env(AECEnv):
     def render(self) -> str | None:
         if self.render_mode is None:
             return None
-        assert self.game is not None, "call reset() first"
-        text = render_table(self.game, self.config)
+        text = render_table(self._started("render"), self.config)
         if self.render_mode == "human":
             print(text)
             return None

@@ -19,6 +19,36 @@ class ConfigError(ValueError):
     """A config key or value outside what RULES.md section 9 (or the env options) allows."""
 
 
+class SeedError(ValueError, TypeError):
+    """A seed that is not an int from 0 to 2**64 - 1 (both a ValueError and a TypeError: catch either)."""
+
+
+SEED_LIMIT = 2**64  # seeds are uint64 in the engine: a seed lies in 0 .. SEED_LIMIT - 1
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters: for error messages about values of any size."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's 4300-digit str limit
+        text = f"<int of {int(value).bit_length()} bits>"
+    text = text.replace("\n", " ")  # numpy arrays print over several lines
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_seed(seed: Any, games: int = 1, name: str = "seed") -> int:
+    """``seed`` as a Python int; SeedError unless it is an int (Python or numpy, not bool) from 0 to 2**64 - ``games``.
+
+    With ``games`` > 1 (the vector env) game ``i`` is seeded ``seed + i``, which must stay below 2**64 too.
+    """
+    allowed = f"{name} must be an int from 0 to 2**64 - {games}"
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise SeedError(f"{allowed}, got {type(seed).__name__} {short_repr(seed)}")
+    if not 0 <= seed <= SEED_LIMIT - games:
+        raise SeedError(f"{allowed}, got {short_repr(seed)}")
+    return int(seed)
+
+
 MAX_TARGET_SCORE = 10_000  # scores are int32 and the encoder's counts uint8: far from both, and any real match fits
 
 # key -> allowed values (a tuple) or a description of the allowed range (a str)
@@ -107,7 +137,9 @@ def _check_int(key: str, value: Any, low: int, high: int | None = None) -> None:
         or value < low
         or (high is not None and value > high)
     ):
-        raise ConfigError(f"config key {key!r} = {value!r} is not allowed: allowed values are {ALLOWED_VALUES[key]}")
+        raise ConfigError(
+            f"config key {key!r} = {short_repr(value)} is not allowed: allowed values are {ALLOWED_VALUES[key]}"
+        )
 
 
 def make_config(config: PedroConfig | None = None, **overrides: Any) -> PedroConfig:
@@ -115,20 +147,25 @@ def make_config(config: PedroConfig | None = None, **overrides: Any) -> PedroCon
 
     Raises ConfigError for an unknown key (listing the known ones) or a value outside the allowed set.
     """
+    if config is not None and not isinstance(config, PedroConfig):
+        raise ConfigError(f"config must be a PedroConfig (or None), got {type(config).__name__} {short_repr(config)}")
     known = [f.name for f in fields(PedroConfig)]
     for key in overrides:
         if key not in known:
-            raise ConfigError(f"unknown config key {key!r}: known keys are {', '.join(known)}")
+            raise ConfigError(f"unknown config key {short_repr(key)}: known keys are {', '.join(known)}")
     values = {f.name: getattr(config or PedroConfig(), f.name) for f in fields(PedroConfig)}
     values.update(overrides)
     for key, allowed in ALLOWED_VALUES.items():
         value = values[key]
         if isinstance(allowed, tuple):
             # bools are ints in Python: keep True from passing for num_players=1 and 1 for six_card=True
-            type_ok = isinstance(value, bool) == isinstance(allowed[0], bool)
+            # and keep arrays (whose == is elementwise) out of the membership test
+            scalar = isinstance(value, (str, int, np.integer))
+            type_ok = scalar and isinstance(value, bool) == isinstance(allowed[0], bool)
             if not type_ok or value not in allowed:
                 raise ConfigError(
-                    f"config key {key!r} = {value!r} is not allowed: allowed values are {', '.join(map(repr, allowed))}"
+                    f"config key {key!r} = {short_repr(value)} is not allowed: "
+                    f"allowed values are {', '.join(map(repr, allowed))}"
                 )
     _check_int("target_score", values["target_score"], 1, MAX_TARGET_SCORE)
     _check_int("max_deals", values["max_deals"], 1)

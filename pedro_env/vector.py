@@ -8,7 +8,12 @@ episode (``terminated | truncated``) credits every seat's entry to that seat's l
 The observation returned with a finished game is already the first one of its next episode.
 
 Game ``i`` of ``reset(seed=s)`` plays exactly like a single game seeded ``s + i`` (see
-:func:`pedro_env.rules.hashed_decks`).
+:func:`pedro_env.rules.hashed_decks`), so ``s`` is an int from 0 to 2**64 - ``num_envs`` (every game's
+seed a uint64, none wrapping round to a small one).
+
+Errors, each with a one-line message: ConfigError for a bad config; SeedError (a ValueError and a
+TypeError) for a bad seed; ValueError for bad ``num_envs``, action arrays or ``restart`` arguments;
+IllegalActionError (a ValueError) for an illegal action; RuntimeError for a call before ``reset``.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import numpy as np
 
 from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, action_to_str
 from pedro_env.cards import CARD_BIT
-from pedro_env.config import PedroConfig, make_config
+from pedro_env.config import SEED_LIMIT, PedroConfig, SeedError, check_seed, make_config, short_repr
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.rules import initial_state, legal_action_mask, new_match, rule_tables, step
 from pedro_env.state import OVER, PLAY, PedroState
@@ -82,6 +87,25 @@ DEAL_FIELDS = {
 }
 
 
+def check_actions(
+    actions: np.ndarray, state: PedroState, mask: np.ndarray, config: PedroConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """One action per game checked against the legal ``mask`` (B, 133): ``(actions as int64, legal (B,) bool)``.
+
+    ``actions`` may have any integer dtype (uint64 included); out-of-range ones are illegal (and 0 in the
+    int64 copy); a renege the config allows counts as legal. ValueError for a wrong shape or dtype.
+    """
+    games = mask.shape[0]
+    if actions.shape != (games,) or not np.issubdtype(actions.dtype, np.integer):
+        raise ValueError(f"actions must be an integer array of shape ({games},), got {actions.dtype} {actions.shape}")
+    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+    played = np.where(in_range, actions, 0).astype(np.int64)
+    legal = in_range & mask[np.arange(games), played]
+    if not legal.all():
+        legal |= in_range & renege_allowed(state, config, played)
+    return played, legal
+
+
 class PedroVectorEnv:
     """``num_envs`` Pedro matches stepped at once; config keys: RULES.md section 9 plus reward, episode, max_deals."""
 
@@ -101,9 +125,15 @@ class PedroVectorEnv:
         self._rows = np.arange(self.num_envs)
 
     def reset(self, seed: int | None = None) -> VectorStep:
-        """Start ``num_envs`` fresh matches; game ``i`` uses seed ``seed + i`` (random base if None)."""
-        base = int(np.random.SeedSequence().entropy % (2**63)) if seed is None else int(seed)
-        seeds = np.uint64(base % 2**64) + np.arange(self.num_envs, dtype=np.uint64)
+        """Start ``num_envs`` fresh matches; game ``i`` uses seed ``seed + i`` (random base if None).
+
+        ``seed``: an int from 0 to 2**64 - num_envs; SeedError otherwise.
+        """
+        if seed is None:
+            base = int(np.random.SeedSequence().entropy % (SEED_LIMIT - self.num_envs + 1))
+        else:
+            base = check_seed(seed, games=self.num_envs)
+        seeds = np.uint64(base) + np.arange(self.num_envs, dtype=np.uint64)
         self.state = initial_state(self.config, seeds)
         self._pending[:] = 0.0
         self._no_deals = {name: getattr(self.state, field).copy() for name, field in DEAL_FIELDS.items()}
@@ -116,22 +146,12 @@ class PedroVectorEnv:
         state = self.state
         if state is None or self._mask is None:
             raise RuntimeError("call reset() before step()")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
-            )
-        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-        offered = actions  # as given, for the error message
-        actions = np.where(in_range, actions, 0).astype(np.int64)  # any integer dtype, uint64 included
-        flat_index = self._rows * NUM_ACTIONS + actions
-        legal = in_range & self._mask.reshape(-1).take(flat_index)
+        offered = np.asarray(actions)  # as given, for the error message
+        actions, legal = check_actions(offered, state, self._mask, self.config)
         if not legal.all():
-            legal |= in_range & renege_allowed(state, self.config, actions)
-            if not legal.all():
-                game = int(np.flatnonzero(~legal)[0])
-                where = f"in game {game} for seat {int(state.actor[game])}"
-                raise IllegalActionError(illegal_action_message(int(offered[game]), self._mask[game], where))
+            game = int(np.flatnonzero(~legal)[0])
+            where = f"in game {game} for seat {int(state.actor[game])}"
+            raise IllegalActionError(illegal_action_message(int(offered[game]), self._mask[game], where))
         self._pending[self._rows, state.actor] = 0.0
         step(state, actions, self.config)
         self._pending += state.rewards
@@ -174,10 +194,15 @@ class PedroVectorEnv:
         """
         if self.state is None:
             raise RuntimeError("call reset() before restart()")
-        games = np.asarray(games, dtype=np.intp)
-        self.state.seed[games] = np.asarray(seeds, dtype=np.uint64)
+        games = self._index_array(games, "games", 0, self.num_envs - 1)
+        if np.unique(games).size != games.size:
+            raise ValueError("games must not name a game twice")
+        seeds = self._seed_array(seeds, games.size)
+        if dealers is not None:
+            dealers = self._index_array(dealers, "dealers", 0, self.num_players - 1, games.size)
+        self.state.seed[games] = seeds
         self.state.match_index[games] = 0
-        new_match(self.state, games, self.config, dealers=None if dealers is None else np.asarray(dealers, np.int8))
+        new_match(self.state, games, self.config, dealers=None if dealers is None else dealers.astype(np.int8))
         self._pending[games] = 0.0
         result = self._result()
         # a report of the restart itself, not of the last step (whose results the caller has already read)
@@ -187,6 +212,30 @@ class PedroVectorEnv:
         result.deal_over[:] = False
         result.deals = self._no_deals
         return result
+
+    @staticmethod
+    def _index_array(values: Any, name: str, low: int, high: int, size: int | None = None) -> np.ndarray:
+        """``values`` as a 1-D intp array of ints in ``low..high`` (of ``size`` entries if given); ValueError else."""
+        array = np.asarray(values)
+        if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) or array.size == 0):
+            raise ValueError(f"{name} must be a 1-D array of ints, got {array.dtype} {array.shape}")
+        if size is not None and array.size != size:
+            raise ValueError(f"{name} must have one entry per restarted game ({size}), got {array.size}")
+        if array.size and (array.min() < low or array.max() > high):
+            raise ValueError(f"{name} must lie in {low}..{high}, got {short_repr(array.tolist())}")
+        return array.astype(np.intp)
+
+    @staticmethod
+    def _seed_array(seeds: Any, size: int) -> np.ndarray:
+        """``seeds`` as a (size,) uint64 array; SeedError unless each is an int from 0 to 2**64 - 1."""
+        array = np.asarray(seeds)
+        if array.dtype == object:  # Python ints past int64: check each one
+            array = np.array([check_seed(seed) for seed in array.reshape(-1)], dtype=np.uint64).reshape(array.shape)
+        if array.shape != (size,) or not (np.issubdtype(array.dtype, np.integer) or array.size == 0):
+            raise SeedError(f"seeds must be {size} ints from 0 to 2**64 - 1, got {array.dtype} {array.shape}")
+        if array.size and np.issubdtype(array.dtype, np.signedinteger) and array.min() < 0:
+            raise SeedError(f"seeds must be ints from 0 to 2**64 - 1, got {int(array.min())}")
+        return array.astype(np.uint64)
 
     def snapshot(self) -> dict[str, np.ndarray]:
         """Copies of everything that decides the games' future: the state's fields and the rewards not yet reported.
@@ -226,5 +275,6 @@ class PedroVectorEnv:
 
     def full_state(self) -> np.ndarray:
         """(B, D + n*52 + 52) uint8: each game's full state (all hands, the stock) seen from its actor."""
-        assert self.state is not None, "call reset() first"
+        if self.state is None:
+            raise RuntimeError("call reset() before full_state()")
         return self.encoder.encode_full_state(self.state, self.state.actor)

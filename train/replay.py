@@ -13,7 +13,12 @@ A record::
 
 Replaying feeds the decks and the first dealer to the AEC env (``reset(options=...)``) and steps
 the actions: the same match, deal by deal, whatever produced it. :func:`replay_match` checks that
-the replay ends with the recorded result.
+the replay ends with the recorded result (a record may hold none: ``result`` missing, null or ``{}``).
+
+Errors: every way a record can be wrong (unreadable file, not JSON, a key missing or of the wrong
+type, a bad card, deck, dealer or seed, an action that does not replay, a result that differs) is a
+:class:`ReplayError` with a one-line message; ``pedro-replay`` prints it as ``pedro-replay: error:
+...`` on stderr and exits with status 2. Strings from a record are printed through :func:`printable`.
 """
 
 from __future__ import annotations
@@ -22,15 +27,16 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pedro_env.aec import raw_env
+from pedro_env.aec import parse_decks, raw_env
 from pedro_env.cards import card_to_str
-from pedro_env.config import ConfigError, PedroConfig, make_config
+from pedro_env.cli import OneLineErrorParser
+from pedro_env.config import ConfigError, PedroConfig, SeedError, check_seed, make_config, short_repr
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
 from train import quiet_on_broken_pipe
@@ -38,15 +44,57 @@ from train.ratings import config_dict
 
 REPLAY_FORMAT = "pedro-rl/replay"
 REPLAY_VERSION = 1
+REQUIRED_KEYS = ("config", "dealer", "decks", "actions")
+OPTIONAL_KEYS = ("players", "seed", "source", "result")
+RESULT_KEYS = ("scores", "winner", "deals")
 
 
 class ReplayError(ValueError):
-    """A record that cannot be read or does not replay to its recorded result."""
+    """A record that cannot be read or does not replay to its recorded result (a one-line message)."""
+
+
+def printable(text: str) -> str:
+    """``text`` with every unprintable character (ANSI escapes, newlines, other controls) written as a Python
+    escape such as ``\\x1b``: safe to print whatever a record holds."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _type_error(key: str, expected: str, value: Any) -> ReplayError:
+    return ReplayError(f"{key} must be {expected}, got {type(value).__name__} {printable(short_repr(value))}")
+
+
+def _checked_result(result: Any, config: PedroConfig) -> dict[str, Any]:
+    """The record's ``result`` as a dict of scores (one int per team), winner (team or None) and deals (>= 1);
+    ``{}`` when the record holds no result."""
+    if result is None or (isinstance(result, dict) and not result):
+        return {}
+    if not isinstance(result, dict):
+        raise _type_error("result", "a dict of scores, winner and deals (or null)", result)
+    missing = [key for key in RESULT_KEYS if key not in result]
+    if missing:
+        raise ReplayError(f"result lacks {', '.join(missing)}: a result holds {', '.join(RESULT_KEYS)}")
+    scores, winner, deals = (result[key] for key in RESULT_KEYS)
+    teams = config.num_teams
+    if not isinstance(scores, list) or len(scores) != teams or not all(_is_int(score) for score in scores):
+        raise _type_error("result's scores", f"a list of {teams} ints (one per team)", scores)
+    if winner is not None and not (_is_int(winner) and 0 <= winner < teams):
+        raise _type_error("result's winner", f"a team 0..{teams - 1} or null", winner)
+    if not (_is_int(deals) and deals >= 1):
+        raise _type_error("result's deals", "an int >= 1", deals)
+    return {
+        "scores": [int(score) for score in scores],
+        "winner": None if winner is None else int(winner),
+        "deals": int(deals),
+    }
 
 
 @dataclass
 class MatchRecord:
-    """One match: enough to replay it exactly (see the module docstring)."""
+    """One match: enough to replay it exactly (see the module docstring). Checked when built: ReplayError if not."""
 
     config: dict[str, Any]
     dealer: int
@@ -56,6 +104,43 @@ class MatchRecord:
     seed: int | None = None
     source: str = ""
     result: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, dict):
+            raise _type_error("config", "a dict of config keys (RULES.md section 9)", self.config)
+        known = [item.name for item in fields(PedroConfig)]
+        unknown = [key for key in self.config if key not in known]
+        if unknown:
+            key = printable(short_repr(unknown[0]))
+            raise ReplayError(f"config: unknown config key {key}: known keys are {', '.join(known)}")
+        try:
+            self._pedro_config = make_config(**self.config)
+        except ConfigError as error:
+            raise ReplayError(f"config: {printable(str(error))}") from None
+        players = self._pedro_config.num_players
+        if not (_is_int(self.dealer) and 0 <= self.dealer < players):
+            raise _type_error("dealer", f"a seat 0..{players - 1}", self.dealer)
+        try:
+            parse_decks(self.decks, where="decks")
+        except ValueError as error:
+            raise ReplayError(printable(str(error))) from None
+        if not isinstance(self.actions, list):
+            raise _type_error("actions", "a list of action strings", self.actions)
+        for number, action in enumerate(self.actions):
+            if not isinstance(action, str):
+                raise _type_error(f"actions[{number}]", "an action string ('pass', 'bid 7', 'play AH', ...)", action)
+        if not isinstance(self.players, list) or not all(isinstance(name, str) for name in self.players):
+            raise _type_error("players", "a list of strings", self.players)
+        if self.players and len(self.players) != players:
+            raise ReplayError(f"players lists {len(self.players)} names, but the config seats {players} players")
+        if self.seed is not None:
+            try:
+                check_seed(self.seed)
+            except SeedError:
+                raise _type_error("seed", "null or an int from 0 to 2**64 - 1", self.seed) from None
+        if not isinstance(self.source, str):
+            raise _type_error("source", "a string", self.source)
+        self.result = _checked_result(self.result, self._pedro_config)
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": REPLAY_FORMAT, "version": REPLAY_VERSION, **asdict(self)}
@@ -67,32 +152,54 @@ class MatchRecord:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> MatchRecord:
-        path = Path(path)
-        if not path.is_file():
-            raise ReplayError(f"replay file not found: {path}")
-        try:
-            document = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ReplayError(f"{path} is not a JSON replay record: {error}") from None
-        if not isinstance(document, dict) or document.get("format") != REPLAY_FORMAT:
-            raise ReplayError(f"{path} is not a pedro-rl replay record (no format {REPLAY_FORMAT!r})")
-        if document.get("version") != REPLAY_VERSION:
-            raise ReplayError(
-                f"{path}: replay version {document.get('version')!r}, this version reads {REPLAY_VERSION}"
-            )
-        keys = {"config", "dealer", "decks", "actions", "players", "seed", "source", "result"}
-        missing = {"config", "dealer", "decks", "actions"} - set(document)
+    def from_dict(cls, document: Any) -> MatchRecord:
+        """A record from its JSON form (the module docstring); ReplayError naming the first thing wrong."""
+        if not isinstance(document, dict) or not isinstance(document.get("format"), str):
+            raise ReplayError(f"not a pedro-rl replay record (no format {REPLAY_FORMAT!r})")
+        if document["format"] != REPLAY_FORMAT:
+            raise ReplayError(f"not a pedro-rl replay record (no format {REPLAY_FORMAT!r})")
+        version = document.get("version")
+        if not _is_int(version) or version != REPLAY_VERSION:
+            raise ReplayError(f"replay version {printable(short_repr(version))}, this version reads {REPLAY_VERSION}")
+        missing = [key for key in REQUIRED_KEYS if key not in document]
         if missing:
-            raise ReplayError(f"{path}: the record lacks {', '.join(sorted(missing))}")
-        return cls(**{key: value for key, value in document.items() if key in keys})
+            raise ReplayError(f"the record lacks {', '.join(missing)} (a record holds {', '.join(REQUIRED_KEYS)})")
+        # unknown keys are left out: a newer writer may add some
+        return cls(**{key: document[key] for key in REQUIRED_KEYS + OPTIONAL_KEYS if key in document})
+
+    @classmethod
+    def load(cls, path: str | Path) -> MatchRecord:
+        """Read a record from a JSON file; ReplayError (naming the file) if it cannot be read or is not a record."""
+        shown = printable(str(path))
+        path = Path(path)
+        try:
+            is_dir, exists = path.is_dir(), path.exists()
+        except (OSError, ValueError) as error:  # ValueError: an embedded NUL
+            raise ReplayError(f"cannot read {shown}: {printable(str(error))}") from None
+        if is_dir:
+            raise ReplayError(f"{shown} is a directory, not a replay record")
+        if not exists:
+            raise ReplayError(f"replay file not found: {shown}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise ReplayError(f"cannot read {shown}: {error.strerror or error}") from None
+        except UnicodeDecodeError as error:
+            raise ReplayError(f"cannot read {shown}: {printable(str(error))}") from None
+        if not text.strip():
+            raise ReplayError(f"{shown} is empty, not a replay record")
+        try:
+            document = json.loads(text)
+        except (ValueError, RecursionError) as error:  # JSONDecodeError, an int too long, nesting too deep
+            raise ReplayError(f"{shown} is not a JSON replay record: {printable(str(error))}") from None
+        try:
+            return cls.from_dict(document)
+        except ReplayError as error:
+            raise ReplayError(f"{shown}: {error}") from None
 
     @property
     def pedro_config(self) -> PedroConfig:
-        try:
-            return make_config(**self.config)
-        except ConfigError as error:
-            raise ReplayError(f"the record's config is not valid: {error}") from None
+        return self._pedro_config
 
 
 def match_result(env: raw_env) -> dict[str, Any]:
@@ -139,8 +246,8 @@ def record_from_seed(
     source: str,
     result: dict[str, Any],
 ) -> MatchRecord:
-    """A record of a match dealt from ``seed`` (match 0), as the batched env and pedro-eval deal it."""
-    seeds = np.full(deals, seed % 2**64, dtype=np.uint64)
+    """A record of a match dealt from ``seed`` (0 to 2**64 - 1; match 0), as the batched env and pedro-eval deal it."""
+    seeds = np.full(deals, check_seed(seed), dtype=np.uint64)
     decks = hashed_decks(seeds, np.zeros(deals, dtype=np.int64), np.arange(deals, dtype=np.int32))
     dealer = int(hashed_dealers(seeds[:1], np.zeros(1, dtype=np.int64), config.num_players)[0])
     return MatchRecord(
@@ -156,28 +263,62 @@ def record_from_seed(
 
 
 def replay_steps(record: MatchRecord) -> Iterator[tuple[raw_env, int | None, str | None]]:
-    """Yield ``(env, None, None)`` after the reset, then ``(env, seat, action)`` after each recorded action."""
+    """Yield ``(env, None, None)`` after the reset, then ``(env, seat, action)`` after each recorded action
+    (``action`` in its canonical text form). ReplayError for an action that does not replay."""
     env = raw_env(config=record.pedro_config, render_mode="ansi")
-    env.reset(
-        seed=record.seed if record.seed is not None else 0, options={"dealer": record.dealer, "decks": record.decks}
-    )
+    try:
+        env.reset(seed=record.seed or 0, options={"dealer": record.dealer, "decks": record.decks})
+    except ValueError as error:  # a record changed since it was checked
+        raise ReplayError(printable(str(error))) from None
     yield env, None, None
     for number, action in enumerate(record.actions):
+        shown = printable(short_repr(action))
         if env.game is None or env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
-            raise ReplayError(f"action {number + 1} ({action!r}) comes after the match ended")
+            raise ReplayError(f"action {number + 1} ({shown}) comes after the match ended")
         actor = int(env.game.actor[0])
         try:
             env.step(action)
         except ValueError as error:
-            raise ReplayError(f"action {number + 1} ({action!r}) does not replay: {error}") from None
-        yield env, actor, action
+            raise ReplayError(f"action {number + 1} ({shown}) does not replay: {printable(str(error))}") from None
+        yield env, actor, env.action_history[-1]
+
+
+def describe_teams(values: Sequence[int], signed: bool = False) -> str:
+    """``[9, 5]`` -> ``'team 0 9, team 1 5'`` (``+9`` with ``signed``)."""
+    return ", ".join(
+        f"team {team} {value:+d}" if signed else f"team {team} {value}" for team, value in enumerate(values)
+    )
+
+
+def describe_result(result: dict[str, Any]) -> str:
+    """A result dict (scores, winner, deals) as one line of words."""
+    winner = "none" if result["winner"] is None else f"team {result['winner']}"
+    return f"scores {describe_teams(result['scores'])}; winner {winner}; {result['deals']} deals"
+
+
+def describe_deal(number: int, deal: dict[str, Any]) -> str:
+    """The ``"deal"`` info of the ``number``-th deal (1 = the first) as one line of words."""
+    if deal["redeal"]:
+        return f"deal {number}: everybody passed, thrown in; scores {describe_teams(deal['scores'])}"
+    verdict = "made" if deal["made"] else "set"
+    parts = [
+        f"deal {number}: P{deal['maker']} bid {deal['bid']} in {deal['trump']}, {verdict}",
+        f"points {describe_teams(deal['points'])}",
+        f"changes {describe_teams(deal['delta'], signed=True)}",
+        f"scores {describe_teams(deal['scores'])}",
+    ]
+    if deal["renege"] is not None:
+        parts.append(f"team {deal['renege']} reneged and was penalised")
+    return "; ".join(parts)
 
 
 def checked_result(record: MatchRecord, env: raw_env) -> dict[str, Any]:
-    """The result of a replayed match; ReplayError if it differs from the one the record holds."""
+    """The result of a replayed match; ReplayError if it differs from the one the record holds (if any)."""
     result = match_result(env)
-    if record.result and any(record.result.get(key) != result[key] for key in result):
-        raise ReplayError(f"the replay ends with {result}, the record says {record.result}")
+    if record.result and any(record.result[key] != result[key] for key in RESULT_KEYS):
+        raise ReplayError(
+            f"the replay ends with {describe_result(result)}, but the record says {describe_result(record.result)}"
+        )
     return result
 
 
@@ -190,7 +331,7 @@ def replay_match(record: MatchRecord) -> dict[str, Any]:
 
 @quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="pedro-replay",
         description="Replay a saved match (from pedro-play, pedro-eval --save-replays or the env) step by step.",
         epilog="examples:\n  pedro-replay match.json              # every table, one after another\n"
@@ -205,22 +346,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         record = MatchRecord.load(args.file)
         players = record.players or [f"P{seat}" for seat in range(record.pedro_config.num_players)]
-        print(f"replay of {args.file}: {', '.join(f'P{s} {name}' for s, name in enumerate(players))}")
+        names = ", ".join(f"P{seat} {printable(name)}" for seat, name in enumerate(players))
+        print(f"replay of {printable(args.file)}: {names}")
+        deals_over = 0
         for env, actor, action in replay_steps(record):
             deal = env.infos[env.possible_agents[0]].get("deal") if action is not None else None
             if not args.deals:
                 print(f"\n-- P{actor} {action}" if action is not None else "")
                 print(render_table(env.game, env.config))
             if deal is not None:
-                print(f"deal over: {deal}")
+                deals_over += 1
+                print(describe_deal(deals_over, deal))
             if args.step and action is not None and not args.deals:
-                if input("[Enter: next, q: quit] ").strip().lower() == "q":
+                try:
+                    answer = input("[Enter: next, q: quit] ")
+                except EOFError:  # the input ended: stop as q does
+                    return 0
+                if answer.strip().lower() == "q":
                     return 0
         result = checked_result(record, env)
-        scores, winner, deals = result["scores"], result["winner"], result["deals"]
-        print(f"result: scores {scores}, winner {winner}, {deals} deals (matches the record)")
+        over = env.terminations[env.agent_selection] or env.truncations[env.agent_selection]
+        unfinished = "" if over else ", the match unfinished"
+        verdict = "matches the record" if record.result else "the record holds no result to compare with"
+        print(f"result: {describe_result(result)}{unfinished} ({verdict})")
         sys.stdout.flush()
-    except (ReplayError, EOFError) as error:
+    except ReplayError as error:
         print(f"pedro-replay: error: {error}", file=sys.stderr)
         return 2
     return 0
