@@ -3,15 +3,21 @@
 >>> import pedro_env
 >>> env = pedro_env.env()            # PettingZoo AEC, 4 players, Cinch rules to 62
 >>> venv = pedro_env.PedroVectorEnv(num_envs=256)
+>>> gym_venv = pedro_env.PedroGymVectorEnv(num_envs=64)  # Gymnasium VectorEnv: one learner seat per game
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from pedro_env.actions import NUM_ACTIONS, action_to_str, str_to_action
 from pedro_env.aec import env, raw_env
-from pedro_env.config import ConfigError, PedroConfig, make_config
+from pedro_env.config import ConfigError, PedroConfig, SeedError, make_config
 from pedro_env.gym import PedroGymEnv, uniform_random_policy
 from pedro_env.vector import IllegalActionError, PedroVectorEnv, VectorStep
+
+if TYPE_CHECKING:
+    from pedro_env.gym_vector import PedroGymVectorEnv
 
 __all__ = [
     "NUM_ACTIONS",
@@ -19,7 +25,9 @@ __all__ = [
     "IllegalActionError",
     "PedroConfig",
     "PedroGymEnv",
+    "PedroGymVectorEnv",
     "PedroVectorEnv",
+    "SeedError",
     "VectorStep",
     "action_to_str",
     "env",
@@ -29,3 +37,12 @@ __all__ = [
     "uniform_random_policy",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``PedroGymVectorEnv`` on first use: importing it here would make ``python -m pedro_env.gym_vector`` warn."""
+    if name == "PedroGymVectorEnv":
+        from pedro_env.gym_vector import PedroGymVectorEnv
+
+        return PedroGymVectorEnv
+    raise AttributeError(f"module 'pedro_env' has no attribute {name!r}")

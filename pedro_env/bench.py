@@ -30,6 +30,10 @@ set to 1. Those variables only take effect if set before numpy loads its BLAS, a
 ``python -m pedro_env.bench`` imports the ``pedro_env`` package (hence numpy) before this module runs,
 so when they are not already set the command re-executes itself once with them in the environment.
 The report says which happened. ``--threads 0`` leaves affinity and thread variables alone.
+
+A mistake in the arguments (a ``--seed`` outside 0 .. 2**64 - the largest batch size, a batch size
+below 1, a bad ``--config KEY=VALUE``, a ``--json`` path that cannot be written) ends in one line on
+stderr and exit status 2 before any measurement (see :mod:`pedro_env.cli`).
 """
 
 from __future__ import annotations
@@ -51,7 +55,15 @@ import numpy as np
 
 import pedro_env
 from pedro_env.actions import NUM_ACTIONS
-from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
+from pedro_env.cli import (
+    OneLineErrorParser,
+    OutputPathError,
+    check_output_file,
+    int_at_least,
+    positive_seconds,
+    seed_argument,
+)
+from pedro_env.config import SEED_LIMIT, ConfigError, PedroConfig, SeedError, check_seed, make_config, parse_override
 from pedro_env.vector import VectorStep
 
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -242,7 +254,7 @@ def measure_aec(config: PedroConfig, seconds: float, seed: int, warmup_seconds: 
             episodes += 1
             aec_env.reset()  # the next match on the same seed
 
-    play(warmup_seconds, seed + 1_000_000)
+    play(warmup_seconds, (seed + 1_000_000) % SEED_LIMIT)  # another match for the untimed warm-up
     decisions, dead_steps, episodes, elapsed = play(seconds, seed)
     return AecResult(
         decisions=decisions,
@@ -514,7 +526,7 @@ def json_report(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m pedro_env.bench",
         description="Decisions per second of the Pedro AEC env and batched env (one core by default), memory, "
         "and a comparison with OpenSpiel's euchre and spades when pyspiel is installed.",
@@ -523,14 +535,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--seconds",
-        type=float,
+        type=positive_seconds,
         default=None,
         help=f"timed seconds per measurement (default {DEFAULT_SECONDS:g}, {QUICK_SECONDS:g} with --quick)",
     )
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_SECONDS:g} s per measurement (smoke tests)")
     parser.add_argument(
         "--batch-sizes",
-        type=int,
+        type=int_at_least(1),
         nargs="+",
         default=list(DEFAULT_BATCH_SIZES),
         metavar="B",
@@ -546,14 +558,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--threads",
-        type=int,
+        type=int_at_least(0),
         default=1,
         help="pin to this many cores and set OMP/OPENBLAS/MKL threads to it (default 1; "
         "0 leaves affinity and thread variables alone)",
     )
     parser.add_argument("--skip-openspiel", action="store_true", help="do not measure OpenSpiel even if installed")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the games and of the random players (default 0)")
-    parser.add_argument("--json", metavar="PATH", default=None, help="also write the figures to this JSON file")
+    parser.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=0,
+        help="seed of the games and of the random players: 0 to 2**64 - the largest batch size (default 0)",
+    )
+    parser.add_argument(
+        "--json", metavar="PATH", default=None, help="also write the figures to this JSON file (checked first)"
+    )
     return parser
 
 
@@ -565,16 +584,19 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    if any(size < 1 for size in args.batch_sizes):
-        parser.error(f"--batch-sizes must all be >= 1, got {args.batch_sizes}")
     try:
         overrides = parse_config_overrides(args.config)
         config = make_config(**overrides)
-    except (ConfigError, ValueError) as error:
+    except ConfigError as error:
+        parser.error(f"--config: {error}")
+    try:
+        # PedroVectorEnv(B).reset(seed) seeds its games seed .. seed + B - 1, each below 2**64
+        check_seed(args.seed, games=max(args.batch_sizes), name="--seed")
+        if args.json:
+            check_output_file(args.json, "--json file")
+    except (SeedError, OutputPathError) as error:
         parser.error(str(error))
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
-    if seconds <= 0:
-        parser.error(f"--seconds must be > 0, got {seconds}")
     needs_thread_vars = args.threads > 0 and not thread_vars_already_set(args.threads)
     if allow_reexec and needs_thread_vars and not os.environ.get(REEXEC_MARKER):
         reexec_with_thread_vars(args.threads)
@@ -584,7 +606,13 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
     threads = limit_threads(args.threads)
     baseline_rss = peak_rss_bytes()
     aec = measure_aec(config, seconds, args.seed, warmup_seconds)
-    vector = [measure_vector(config, size, seconds, args.seed, warmup_seconds) for size in args.batch_sizes]
+    vector = []
+    for size in args.batch_sizes:
+        try:
+            vector.append(measure_vector(config, size, seconds, args.seed, warmup_seconds))
+        except MemoryError:
+            print(f"{parser.prog}: error: batch size {size} does not fit in memory; try a smaller one", file=sys.stderr)
+            raise SystemExit(1) from None
 
     openspiel: dict[str, OpenSpielResult] = {}
     skipped: str | None = None
@@ -621,9 +649,13 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
     print(format_report(report), flush=True)
     figures = json_report(report)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as json_file:
-            json.dump(figures, json_file, indent=2)
-            json_file.write("\n")
+        try:
+            with open(args.json, "w", encoding="utf-8") as json_file:
+                json.dump(figures, json_file, indent=2)
+                json_file.write("\n")
+        except OSError as error:  # checked at the start; the disk may have filled up since
+            print(f"{parser.prog}: error: cannot write {args.json}: {error.strerror or error}", file=sys.stderr)
+            raise SystemExit(1) from None
     return figures
 
 

@@ -7,6 +7,7 @@ Finally ``python -m pedro_env.bench --quick --skip-openspiel`` runs in a subproc
 exists, so a benchmark failure never fails the demo.
 
 The output is a function of ``--seed`` and the config alone (no timings), so two runs print the same.
+A bad ``--seed`` (an int from 0 to 2**64 - 1) or ``--config`` ends in one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import numpy as np
 
 import pedro_env
 from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, PLAY_OFFSET, TRUMP_OFFSET
-from pedro_env.config import ConfigError, PedroConfig, parse_override
+from pedro_env.cli import OneLineErrorParser, seed_argument
+from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
 
 EXAMPLES = """examples:
   python -m pedro_env.demo                      # seed 0, default rules (Cinch, 4 players, to 62), then the benchmark
@@ -176,14 +178,19 @@ def run_benchmark() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m pedro_env.demo",
         description="Play one seeded Pedro match with uniformly random legal actions, print the table at a few\n"
         "moments of the first deal and a line per deal, then run the quick benchmark.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the match and of the random players (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=0,
+        help="seed of the match and of the random players, 0 to 2**64 - 1 (default 0)",
+    )
     parser.add_argument("--no-bench", action="store_true", help="skip the benchmark after the match")
     parser.add_argument(
         "--config",
@@ -196,9 +203,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        play_match(args.seed, dict(args.config))
-    except pedro_env.ConfigError as error:
-        parser.error(str(error))
+        make_config(**dict(args.config))  # checked before the match starts printing
+    except ConfigError as error:
+        parser.error(f"--config: {error}")
+    play_match(args.seed, dict(args.config))
     if not args.no_bench:
         print()
         run_benchmark()

@@ -8,6 +8,7 @@ Observation space      ``Box(0, 255, (D,), uint8)``: the learner's view (layout 
 Action mask            ``info["action_mask"]`` (int8, (133,)) and ``env.action_masks()`` (bool, (133,))
 Rewards                the learner's reward since its last decision: ``points`` per deal or ``win`` +1/-1
 Render modes           ``ansi`` (returns the table as text), ``human`` (prints it after every move)
+Vector env             ``gymnasium.make_vec("Pedro-v0", num_envs=N)``: :class:`pedro_env.gym_vector.PedroGymVectorEnv`
 =====================  =====================================================================================
 
 The learner takes seat ``learner_seat`` (an int, or ``"random"`` to draw a seat at every reset from
@@ -28,26 +29,36 @@ Observation and action
     The observation is the learner's observation vector; the legal actions of the decision at hand
     are ``info["action_mask"]`` (after ``reset`` and every ``step``) and ``env.action_masks()`` (the
     method sb3-contrib's ``MaskablePPO`` calls). Once the episode is over the mask is all zeros.
-    An illegal learner action raises :class:`pedro_env.IllegalActionError` naming it and the legal
-    actions, except that with ``renege="penalty"`` a renege is played as the engine scores it.
-    ``illegal_action="terminate"`` instead ends the episode with reward ``illegal_reward`` (-1) and
-    ``info["illegal_action"]`` (PettingZoo's ``TerminateIllegalWrapper`` convention); it lets
-    unmasked policies and generic checkers such as ``gymnasium.utils.env_checker.check_env``, which
-    steps ``action_space.sample()``, run.
+    An action is an int in 0..132 or its text form (``"bid 7"``, RULES.md section 11). By default
+    (``illegal_action="terminate"``) an illegal learner action, an unreadable text included, ends the
+    episode with reward ``illegal_reward`` (-1) and ``info["illegal_action"]`` (the action as given),
+    as PettingZoo's classic envs do (``TerminateIllegalWrapper``): unmasked learners and generic
+    checkers that step ``action_space.sample()`` (Gymnasium's and Stable-Baselines3's ``check_env``)
+    run. ``illegal_action="raise"`` raises :class:`pedro_env.IllegalActionError` naming the action and
+    the legal ones and leaves the state as it was. With ``renege="penalty"`` a renege is no illegal
+    action: it is played and scored by the engine.
 
 Rewards and episode end
     ``step`` returns everything the learner earned since its previous decision, including what
     arrives while the opponents play: with ``reward="points"``, at every deal's end (the learner's
     team delta minus the opponents' mean delta) / total points; with ``reward="win"``, +1/-1 when the
     match is decided. ``terminated`` and ``truncated`` are the underlying episode's (a match, or one
-    deal with ``episode="deal"``; ``max_deals`` truncates). When a deal ends during a step,
-    ``info["deal"]`` is its summary (RULES.md section 11; the last one if several ended).
+    deal with ``episode="deal"``; ``max_deals`` truncates).
+
+Deal summary
+    When a deal ends during a step, ``info["deal"]`` is its summary: the keys of RULES.md section 11
+    in numbers only, so that Gymnasium's vector envs (``SyncVectorEnv``, ``AsyncVectorEnv``) batch it
+    into arrays whatever mix of deals ends in one step. ``redeal`` bool; ``maker``, ``bid``,
+    ``renege`` ints; ``trump`` the suit index 0..3 (``C D H S``); ``made`` 1 (made), 0 (set); each of
+    these -1 where RULES.md gives None. ``points``, ``delta``, ``scores`` int64 arrays, one entry per
+    team. :func:`gym_deal_summary` turns the AEC env's summary into this form.
 
 Seeding
-    ``reset(seed=s)`` seeds the deals and first dealer exactly as ``pedro_env.env().reset(seed=s)``
-    does, and the opponents' RNG (``env.np_random``) and the seat draw; ``reset()`` afterwards plays
-    the next match of that seed, so a seeded sequence of episodes is reproducible. ``options``
-    (``{"dealer": int, "decks": [[52 card strings], ...]}``) pass through to the AEC env.
+    ``reset(seed=s)``, ``s`` an int from 0 to 2**64 - 1 (:class:`pedro_env.SeedError` otherwise), seeds
+    the deals and first dealer exactly as ``pedro_env.env().reset(seed=s)`` does, and the opponents'
+    RNG (``env.np_random``) and the seat draw; ``reset()`` afterwards plays the next match of that
+    seed, so a seeded sequence of episodes is reproducible. ``options`` (``{"dealer": int, "decks":
+    [[52 card strings], ...]}``) pass through to the AEC env.
 
 Example, a masked random learner against random opponents:
 
@@ -65,12 +76,16 @@ Example, a masked random learner against random opponents:
 >>> observation.shape == env.observation_space.shape and not info["action_mask"].any()
 True
 
-Version history: v0, the first release.
+Render mode ``rgb_array`` (which Stable-Baselines3's ``make_vec_env`` asks for) is not supported:
+the constructor raises :class:`RenderModeError`, a ``TypeError`` as well as a ``ValueError``, on which
+``make_vec_env`` retries without a render mode.
+
+Version history: v0, the first release; illegal actions end the episode by default (they raised before);
+``info["deal"]`` in numbers (it held RULES.md's None values, which Gymnasium's vector envs cannot batch).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -78,24 +93,55 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from pedro_env.actions import NUM_ACTIONS
+from pedro_env.actions import NUM_ACTIONS, str_to_action
 from pedro_env.aec import raw_env
-from pedro_env.config import PedroConfig
+from pedro_env.cards import SUITS
+from pedro_env.config import PedroConfig, check_seed
 from pedro_env.encoding import observation_pieces
 from pedro_env.vector import IllegalActionError
 
-__all__ = ["ENV_ID", "OpponentPolicy", "PedroGymEnv", "uniform_random_policy"]
+__all__ = ["ENV_ID", "OpponentPolicy", "PedroGymEnv", "RenderModeError", "gym_deal_summary", "uniform_random_policy"]
 
 ENV_ID = "Pedro-v0"
-ILLEGAL_ACTION_MODES = ("raise", "terminate")
+ILLEGAL_ACTION_MODES = ("terminate", "raise")  # the first is the default
 
 OpponentPolicy = Callable[[np.ndarray, np.ndarray, np.random.Generator], int]
 """``policy(observation uint8 (D,), action_mask int8 (133,), rng) -> action index``."""
 
 
+class RenderModeError(ValueError, TypeError):
+    """A render mode the env does not have; a TypeError too, the signal on which SB3's make_vec_env drops it."""
+
+
+def check_render_mode(render_mode: str | None, render_modes: Sequence[str]) -> None:
+    """Raise :class:`RenderModeError` unless ``render_mode`` is None or one of ``render_modes``."""
+    if render_mode is not None and render_mode not in render_modes:
+        allowed = ", ".join(repr(mode) for mode in (None, *render_modes))
+        raise RenderModeError(f"render_mode = {render_mode!r} is not allowed: allowed values are {allowed}")
+
+
 def uniform_random_policy(observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
     """A uniformly random legal action (the default opponent)."""
     return int(rng.choice(np.flatnonzero(action_mask)))
+
+
+def check_learner_seat(learner_seat: Any, num_players: int) -> int | str:
+    """``learner_seat`` as an int seat or ``"random"``; ValueError for anything else."""
+    if learner_seat == "random":
+        return "random"
+    if isinstance(learner_seat, (int, np.integer)) and not isinstance(learner_seat, bool):
+        if 0 <= learner_seat < num_players:
+            return int(learner_seat)
+    raise ValueError(
+        f"learner_seat = {learner_seat!r} is not allowed: allowed values are 0..{num_players - 1} or 'random'"
+    )
+
+
+def check_illegal_action(illegal_action: str) -> None:
+    """Raise ValueError unless ``illegal_action`` is one of :data:`ILLEGAL_ACTION_MODES`."""
+    if illegal_action not in ILLEGAL_ACTION_MODES:
+        allowed = ", ".join(repr(mode) for mode in ILLEGAL_ACTION_MODES)
+        raise ValueError(f"illegal_action = {illegal_action!r} is not allowed: allowed values are {allowed}")
 
 
 def _seat_policies(opponents: Any, num_players: int) -> list[OpponentPolicy]:
@@ -133,11 +179,44 @@ def _seat_policies(opponents: Any, num_players: int) -> list[OpponentPolicy]:
     return [uniform_random_policy if policy is None else policy for policy in entries]
 
 
+def gym_deal_summary(deal: Mapping[str, Any]) -> dict[str, Any]:
+    """The AEC env's ``"deal"`` info (RULES.md section 11) in the Gym env's numeric form (module docstring).
+
+    Every key keeps one type whatever the deal, so Gymnasium batches the summaries of several envs into
+    arrays: a None would not fit the int array Gymnasium makes from another env's int.
+    """
+
+    def number(value: Any) -> int:
+        return -1 if value is None else int(value)
+
+    return {
+        "redeal": bool(deal["redeal"]),
+        "maker": number(deal["maker"]),
+        "bid": number(deal["bid"]),
+        "trump": -1 if deal["trump"] is None else SUITS.index(deal["trump"]),
+        "points": np.asarray(deal["points"], dtype=np.int64),
+        "made": number(deal["made"]),
+        "delta": np.asarray(deal["delta"], dtype=np.int64),
+        "scores": np.asarray(deal["scores"], dtype=np.int64),
+        "renege": number(deal["renege"]),
+    }
+
+
 def _as_action(action: Any) -> Any:
     """Unwrap a one-element numpy array (what batched policies hand out) to its scalar; anything else unchanged."""
     if isinstance(action, np.ndarray) and action.size == 1:
         return action.reshape(()).item()
     return action
+
+
+def _parse_text_action(action: Any) -> Any:
+    """A text action (``"bid 7"``) -> its index; unreadable text raises IllegalActionError; anything else unchanged."""
+    if not isinstance(action, str):
+        return action
+    try:
+        return str_to_action(action)
+    except ValueError as error:
+        raise IllegalActionError(str(error)) from None
 
 
 class PedroGymEnv(gymnasium.Env):
@@ -154,33 +233,18 @@ class PedroGymEnv(gymnasium.Env):
         render_mode: str | None = None,
         *,
         config: PedroConfig | None = None,
-        illegal_action: str = "raise",
+        illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
         **overrides: Any,
     ) -> None:
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode = {render_mode!r} is not allowed: allowed values are None, 'ansi', 'human'")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(
-                f"illegal_action = {illegal_action!r} is not allowed: allowed values are 'raise', 'terminate'"
-            )
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        check_illegal_action(illegal_action)
         self.aec_env = raw_env(render_mode=render_mode, config=config, **overrides)
         self.config = self.aec_env.config
         self.render_mode = render_mode
         num_players = self.config.num_players
-        self.seat_choice: int | str  # the constructor's learner_seat: a seat, or "random" (drawn at every reset)
-        if learner_seat == "random":
-            self.seat_choice = "random"
-        elif (
-            isinstance(learner_seat, (int, np.integer))
-            and not isinstance(learner_seat, bool)
-            and 0 <= learner_seat < num_players
-        ):
-            self.seat_choice = int(learner_seat)
-        else:
-            raise ValueError(
-                f"learner_seat = {learner_seat!r} is not allowed: allowed values are 0..{num_players - 1} or 'random'"
-            )
+        # the constructor's learner_seat: a seat, or "random" (drawn at every reset)
+        self.seat_choice = check_learner_seat(learner_seat, num_players)
         self.learner_seat = 0 if self.seat_choice == "random" else int(self.seat_choice)  # this episode's seat
         self.policies = _seat_policies(opponents, num_players)
         self.illegal_action = illegal_action
@@ -192,7 +256,8 @@ class PedroGymEnv(gymnasium.Env):
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)  # the learner's legal actions now (0s when not deciding)
         self._observation = np.zeros(observation_size, dtype=np.uint8)  # the learner's latest observation
         self._pending_reward = 0.0  # learner's reward since its last decision
-        self._deal: dict[str, Any] | None = None  # the last deal that ended since the learner's last decision
+        # the last deal that ended since the learner's last decision, in gym_deal_summary's form
+        self._deal: dict[str, Any] | None = None
         self._episode_over = True
 
     @property
@@ -204,6 +269,8 @@ class PedroGymEnv(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if seed is not None:
+            seed = check_seed(seed)  # before Gymnasium's own check, whose error names neither the range nor the env
         super().reset(seed=seed)
         if self.seat_choice == "random":
             self.learner_seat = int(self.np_random.integers(self.config.num_players))
@@ -223,7 +290,7 @@ class PedroGymEnv(gymnasium.Env):
             raise RuntimeError("the episode is over (or reset() was never called): call reset() before step()")
         action = _as_action(action)
         try:
-            self._advance(action)
+            self._advance(_parse_text_action(action))
         except IllegalActionError:
             if self.illegal_action == "raise":
                 raise
@@ -245,7 +312,7 @@ class PedroGymEnv(gymnasium.Env):
         self._pending_reward += float(self.aec_env.rewards[self.learner_agent])
         deal = self.aec_env.infos[self.learner_agent].get("deal")
         if deal is not None:
-            self._deal = deal
+            self._deal = gym_deal_summary(deal)
 
     def _play_opponents(self) -> None:
         """Step the opponents until the learner decides or the episode ends; refresh the learner's view."""
@@ -270,8 +337,7 @@ class PedroGymEnv(gymnasium.Env):
         """A fresh info dict: the mask, and the last deal summary since the previous call."""
         info: dict[str, Any] = {"action_mask": self._mask.copy()}
         if self._deal is not None:
-            info["deal"] = copy.deepcopy(self._deal)
-            self._deal = None
+            info["deal"], self._deal = self._deal, None
         return info
 
     def action_masks(self) -> np.ndarray:
@@ -287,9 +353,13 @@ class PedroGymEnv(gymnasium.Env):
 
 
 def _register() -> None:
-    """Register ``Pedro-v0`` with Gymnasium once (importing or reloading this module again is harmless)."""
+    """Register ``Pedro-v0`` (and its vector env, for ``gymnasium.make_vec``) once; doing it again is harmless."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="pedro_env.gym:PedroGymEnv")
+        gymnasium.register(
+            id=ENV_ID,
+            entry_point="pedro_env.gym:PedroGymEnv",
+            vector_entry_point="pedro_env.gym_vector:PedroGymVectorEnv",
+        )
 
 
 _register()

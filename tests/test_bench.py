@@ -1,4 +1,5 @@
-"""Smoke runs of ``python -m pedro_env.bench`` with tiny budgets; the figures themselves are not asserted on."""
+"""Smoke runs of ``python -m pedro_env.bench`` with tiny budgets (the figures themselves are not asserted on), and
+the one-line usage errors of the bench and demo commands."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pedro_env import bench, demo
 from pedro_env.bench import parse_config_overrides, sample_chance_outcome
 
 from conftest import REPO_ROOT, run_module
@@ -23,7 +25,10 @@ def run_bench(arguments: list[str], json_path: Path) -> dict[str, Any]:
 
 
 def test_quick_run_writes_positive_figures(tmp_path: Path) -> None:
-    figures = run_bench(["--quick", "--batch-sizes", "1", "8", "--skip-openspiel"], tmp_path / "bench.json")
+    # the highest seed 8 games allow, and a JSON file in a folder the command makes
+    arguments = ["--quick", "--batch-sizes", "1", "8", "--skip-openspiel", "--seed", str(2**64 - 8)]
+    figures = run_bench(arguments, tmp_path / "new" / "bench.json")
+    assert figures["options"]["seed"] == 2**64 - 8
     assert figures["aec"]["decisions"] > 0
     assert figures["aec"]["decisions_per_s"] > 0
     assert [result["batch_size"] for result in figures["vector"]] == [1, 8]
@@ -70,5 +75,80 @@ def test_bad_config_is_a_usage_error() -> None:
     completed = run_module(
         "pedro_env.bench", "--config", "num_players=5", "--skip-openspiel", cwd=REPO_ROOT, timeout=60
     )
-    assert completed.returncode == 2
-    assert "num_players" in completed.stderr
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert completed.stderr.count("\n") == 1 and "Traceback" not in completed.stderr
+    assert "num_players" in completed.stderr and "allowed values are 2, 3, 4" in completed.stderr
+
+
+def usage_error(main: Any, arguments: list[str], capsys: pytest.CaptureFixture) -> str:
+    """Run a command's ``main(arguments)``; assert it stopped at once with one line on stderr and status 2."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(arguments)
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 2
+    assert out == "", "the work had started"
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    return err
+
+
+BENCH_MISTAKES = {
+    "negative seed": (["--seed", "-1"], "--seed: must be an int from 0 to 2**64 - 1, got -1"),
+    "huge seed": (["--seed", str(2**70)], f"--seed: must be an int from 0 to 2**64 - 1, got {2**70}"),
+    "seed past the batch": (["--seed", str(2**64 - 4)], "--seed must be an int from 0 to 2**64 - 4096"),
+    "word seed": (["--seed", "seven"], "--seed: must be an int from 0 to 2**64 - 1, got 'seven'"),
+    "batch 0": (["--batch", "1", "0"], "--batch-sizes: must be an int >= 1, got '0'"),
+    "negative batch": (["--batch-sizes", "-5"], "--batch-sizes: must be an int >= 1, got '-5'"),
+    "zero seconds": (["--seconds", "0"], "--seconds: must be a number of seconds > 0, got '0'"),
+    "nan seconds": (["--seconds", "nan"], "--seconds: must be a number of seconds > 0, got 'nan'"),
+    "negative threads": (["--threads", "-1"], "--threads: must be an int >= 0, got '-1'"),
+    "config value": (["--config", "variant=bridge"], "allowed values are 'cinch', "),
+    "config without =": (["--config", "six_card"], "expected KEY=VALUE with KEY one of num_players, "),
+    "unknown option": (["--batches", "4"], "unrecognized arguments: --batches 4"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(BENCH_MISTAKES))
+def test_bench_mistakes_end_in_one_line(mistake: str, capsys: pytest.CaptureFixture) -> None:
+    arguments, message = BENCH_MISTAKES[mistake]
+    err = usage_error(bench.main, ["--skip-openspiel", *arguments], capsys)
+    assert err.startswith("python -m pedro_env.bench: error: ") and message in err
+
+
+def test_bench_json_path_is_checked_before_the_work(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    err = usage_error(bench.main, ["--json", str(blocker / "bench.json")], capsys)
+    assert f"cannot write --json file {blocker / 'bench.json'}: {blocker} is a file, not a directory" in err
+    for folder in (str(tmp_path), f"{tmp_path / 'new'}/"):
+        err = usage_error(bench.main, ["--json", folder], capsys)
+        assert f"--json file {folder} is a directory; give a file name" in err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a-file"], "the checks leave nothing behind"
+
+
+DEMO_MISTAKES = {
+    "negative seed": (["--seed", "-1"], "--seed: must be an int from 0 to 2**64 - 1, got -1"),
+    "huge seed": (["--seed", str(2**64)], f"--seed: must be an int from 0 to 2**64 - 1, got {2**64}"),
+    "config value": (["--config", "num_players=5"], "'num_players' = 5 is not allowed: allowed values are 2, 3, 4"),
+    "config pair": (["--config", "reward=win", "episode=deal"], "reward"),
+    "config type": (["--config", "target_score=many"], "config key 'target_score' takes an int, got 'many'"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(DEMO_MISTAKES))
+def test_demo_mistakes_end_in_one_line(mistake: str, capsys: pytest.CaptureFixture) -> None:
+    arguments, message = DEMO_MISTAKES[mistake]
+    err = usage_error(demo.main, ["--no-bench", *arguments], capsys)
+    assert err.startswith("python -m pedro_env.demo: error: ") and message in err
+
+
+def test_demo_takes_the_highest_seed(capsys: pytest.CaptureFixture) -> None:
+    assert demo.main(["--no-bench", "--seed", str(2**64 - 1), "--config", "max_deals=2"]) == 0
+    assert f"seed {2**64 - 1}" in capsys.readouterr().out
+
+
+def test_demo_mistake_has_no_traceback() -> None:
+    completed = run_module("pedro_env.demo", "--seed", "-1", cwd=REPO_ROOT, timeout=60)
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert completed.stderr == (
+        "python -m pedro_env.demo: error: argument --seed: must be an int from 0 to 2**64 - 1, got -1 (see --help)\n"
+    )

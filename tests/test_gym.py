@@ -10,14 +10,14 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
+from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import pedro_env
 import pedro_env.gym as pedro_gym
 from pedro_env.actions import PLAY_OFFSET, action_to_str
 from pedro_env.cards import card_to_str
 from pedro_env.encoding import observation_offsets
-from pedro_env.gym import PedroGymEnv, uniform_random_policy
+from pedro_env.gym import PedroGymEnv, gym_deal_summary, uniform_random_policy
 
 # small targets and deal caps keep random matches short
 EPISODE_CONFIGS = [
@@ -76,6 +76,11 @@ def play_episode(
     return {"observations": observations, "rewards": rewards, "deals": deals, **ends}
 
 
+def same_deals(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> bool:
+    """Whether two lists of Gym deal summaries (dicts holding arrays) are equal, dtypes included."""
+    return len(first) == len(second) and all(data_equivalence(a, b, exact=True) for a, b in zip(first, second))
+
+
 def points_reward(deal: dict[str, Any], team: int, total_points: int) -> float:
     """reward="points" of one deal for ``team``: its delta minus the other teams' mean delta, over the total points."""
     delta = np.asarray(deal["delta"], dtype=float)
@@ -91,8 +96,8 @@ CHECKED_KWARGS = [{}, {"learner_seat": "random", "num_players": 2}]
 
 @pytest.mark.parametrize("kwargs", CHECKED_KWARGS, ids=["default", "random-seat-2p"])
 def test_gymnasium_check_env(kwargs: dict, capsys: pytest.CaptureFixture) -> None:
-    # check_env steps unmasked action_space.sample(); illegal_action="terminate" lets those steps end the episode
-    env = gymnasium.make("Pedro-v0", illegal_action="terminate", **kwargs)
+    # check_env steps unmasked action_space.sample(); the default illegal_action="terminate" ends the episode on those
+    env = gymnasium.make("Pedro-v0", **kwargs)
     check_env(env.unwrapped)  # render checks included: the spec remakes the env in "ansi" and "human"
     assert "Pedro" in capsys.readouterr().out  # the "human" remake printed the table
 
@@ -166,7 +171,7 @@ def test_learner_reward_includes_what_arrives_during_opponent_moves() -> None:
         episode = play_episode(env, seed, np.random.default_rng(seed))
         (deal,) = episode["deals"]
         assert episode["rewards"][-1] == pytest.approx(points_reward(deal, 1, 14), abs=1e-6)
-        paid += deal["delta"] != [0, 0]
+        paid += bool(deal["delta"].any())
     assert paid > 0
 
 
@@ -209,16 +214,35 @@ def test_seeded_episodes_are_reproducible(learner_seat: int | str) -> None:
     for run in runs[1:]:
         for episode, reference in zip(run, runs[0]):
             assert episode["rewards"] == reference["rewards"]
-            assert episode["deals"] == reference["deals"]
+            assert same_deals(episode["deals"], reference["deals"])
             assert all(np.array_equal(a, b) for a, b in zip(episode["observations"], reference["observations"]))
     other = play_episode(first, 6, np.random.default_rng(11))
-    assert other["deals"] != runs[0][0]["deals"]
+    assert not same_deals(other["deals"], runs[0][0]["deals"])
 
 
 def test_seed_deals_like_the_aec_env() -> None:
     hand = observation_offsets(pedro_env.make_config())["hand"]
     for seed in range(3):
         observation, _ = PedroGymEnv(learner_seat=0).reset(seed=seed)
+        aec = pedro_env.env()
+        aec.reset(seed=seed)
+        assert np.array_equal(observation[hand], aec.observe("player_0")["observation"][hand])
+
+
+@pytest.mark.parametrize("seed", ["7", 1.5, -1, 2**64, 2**70, True, np.float64(3)], ids=repr)
+def test_reset_rejects_a_bad_seed_with_the_seed_error(seed: Any) -> None:
+    env = PedroGymEnv()
+    for error in (pedro_env.SeedError, ValueError, TypeError):
+        with pytest.raises(error, match=r"^seed must be an int from 0 to 2\*\*64 - 1, got "):
+            env.reset(seed=seed)
+    assert env.aec_env.game is None, "a rejected seed starts nothing"
+
+
+def test_reset_takes_every_seed_up_to_2_64_minus_1() -> None:
+    hand = observation_offsets(pedro_env.make_config())["hand"]
+    env = PedroGymEnv()
+    for seed in (0, 2**63, 2**64 - 1):
+        observation, _ = env.reset(seed=np.uint64(seed))  # numpy ints are seeds too
         aec = pedro_env.env()
         aec.reset(seed=seed)
         assert np.array_equal(observation[hand], aec.observe("player_0")["observation"][hand])
@@ -322,7 +346,7 @@ def test_learner_seat_random_never_calls_the_learners_policy() -> None:
 
 
 def test_illegal_learner_action_raises_and_leaves_the_state() -> None:
-    env = PedroGymEnv(learner_seat=0, num_players=4)
+    env = PedroGymEnv(learner_seat=0, num_players=4, illegal_action="raise")
     _, info = env.reset(seed=2)
     illegal = PLAY_OFFSET + 12  # playing a card during the bidding
     assert not info["action_mask"][illegal]
@@ -364,6 +388,47 @@ def test_renege_penalty_follows_the_engine() -> None:
             if terminated or truncated:
                 break
     pytest.fail("no renege chance in 50 deals")
+
+
+DEAL_KEYS = ["redeal", "maker", "bid", "trump", "points", "made", "delta", "scores", "renege"]  # RULES.md section 11
+
+
+def test_deal_summary_in_numbers_matches_the_aec_summary() -> None:
+    thrown_in = {"redeal": True, "maker": None, "bid": None, "trump": None, "points": [0, 0], "made": None}
+    thrown_in.update({"delta": [0, 0], "scores": [5, -3], "renege": None})
+    numbers = gym_deal_summary(thrown_in)
+    assert list(numbers) == DEAL_KEYS
+    assert {key: numbers[key] for key in ("redeal", "maker", "bid", "trump", "made", "renege")} == {
+        "redeal": True, "maker": -1, "bid": -1, "trump": -1, "made": -1, "renege": -1
+    }  # fmt: skip
+    assert numbers["scores"].dtype == np.int64 and numbers["scores"].tolist() == [5, -3]
+    reneged = {"redeal": False, "maker": 2, "bid": 7, "trump": "H", "points": [3, 1, 0], "made": False}
+    reneged.update({"delta": [-7, 0, 0], "scores": [-7, 0, 0], "renege": 0})
+    numbers = gym_deal_summary(reneged)
+    assert (numbers["maker"], numbers["bid"], numbers["trump"], numbers["made"], numbers["renege"]) == (2, 7, 2, 0, 0)
+    assert numbers["points"].tolist() == [3, 1, 0] and numbers["delta"].tolist() == [-7, 0, 0]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{"renege": "penalty", "episode": "deal"}, {"all_pass": "redeal", "num_players": 2, "target_score": 11}],
+    ids=["renege-penalty", "thrown-in"],
+)
+def test_every_deal_summary_has_one_type_per_key(config: dict) -> None:
+    # Gymnasium batches infos into arrays typed by the first env's value: no key may change type between deals
+    env = PedroGymEnv(max_deals=20, **config)
+    deals = []
+    for seed in range(4):
+        deals += play_episode(env, seed, np.random.default_rng(seed))["deals"]
+    for deal in deals:
+        assert list(deal) == DEAL_KEYS
+        assert isinstance(deal["redeal"], bool)
+        assert all(type(deal[key]) is int for key in ("maker", "bid", "trump", "made", "renege"))
+        for key in ("points", "delta", "scores"):
+            assert deal[key].dtype == np.int64 and deal[key].shape == (env.config.num_teams,), key
+        assert (deal["maker"] == -1) == deal["redeal"] == (deal["trump"] == -1) == (deal["made"] == -1)
+    if config.get("all_pass") == "redeal":
+        assert any(deal["redeal"] for deal in deals) and not all(deal["redeal"] for deal in deals)
 
 
 def test_bad_arguments_are_rejected() -> None:
