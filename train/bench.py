@@ -9,27 +9,34 @@ after one warm-up update. Prints the machine it ran on.
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
+import sys
 import time
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 
-from train.config import load_train_config
+from pedro_env.cli import OneLineErrorParser
+from train.config import TrainConfigError, load_train_config
 from train.ppo import Trainer, ppo_update
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(prog="python -m train.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("config", help="YAML config (e.g. configs/ppo_selfplay.yaml)")
     parser.add_argument("--updates", type=int, default=10, help="timed updates after one warm-up update")
     parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="config overrides")
     args = parser.parse_args(argv)
-    config = load_train_config(args.config, args.set)
-    trainer = Trainer(config)
+    try:
+        if args.updates < 1:
+            raise TrainConfigError(f"--updates must be an int >= 1, got {args.updates}")
+        config = load_train_config(args.config, args.set)
+        trainer = Trainer(config)
+    except (TrainConfigError, ValueError) as error:
+        print(f"python -m train.bench: error: {error}", file=sys.stderr)
+        return 2
     trainer.train_step()  # warm-up: allocations, the first league snapshot
 
     collect_s = update_s = 0.0

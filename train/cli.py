@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pedro_env.cli import OneLineErrorParser
 from train import quiet_on_broken_pipe
 from train.checkpoint import CheckpointError, export_policy, load_checkpoint
 from train.config import (
@@ -71,7 +72,7 @@ EXAMPLES = """examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="pedro-train",
         description="Train a Pedro policy by self-play PPO (config keys: pedro-train --list-keys).",
         epilog=EXAMPLES,
@@ -103,8 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.list_keys:
-        for key, default, meaning in config_reference():
-            print(f"{key:22s} {default:38s} {meaning}")
+        for key, default, allowed, meaning in config_reference():
+            print(f"{key:22s} {default:38s} {meaning} Values: {allowed}.")
         return 0
     if args.export:
         source, destination = args.export

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from pedro_env.config import ConfigError, PedroConfig, field_docs, make_config
+from pedro_env.config import ConfigError, PedroConfig, field_docs, make_config, short_repr
 from train.gauntlet import GAUNTLET_BASELINES
 
 
@@ -193,6 +193,7 @@ class TrainConfig:
 
 
 DEVICES = ("auto", "cpu", "cuda")
+MAX_HIDDEN = 65_536  # units per hidden layer
 PARTNER_OPPONENTS = ("pool", "baselines")
 OPPONENT_SAMPLINGS = ("uniform", "pfsp")
 PHASE_NAMES = ("bid", "trump", "discard", "play")
@@ -205,9 +206,10 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 
 # key -> (lowest, highest or None, inclusive low) for numbers
 _RANGES: dict[str, tuple[float, float | None]] = {
-    "torch_threads": (0, None),
-    "total_decisions": (1, None),
-    "num_envs": (1, None),
+    "seed": (0, 2**32 - 1),  # the games of a run are seeded seed * 2**32 + i, within uint64
+    "torch_threads": (0, 1024),
+    "total_decisions": (1, 2**62),  # counters travel as int64
+    "num_envs": (1, 2**20),
     "rollout_steps": (1, None),
     "lr": (0.0, None),
     "gamma": (0.0, 1.0),
@@ -239,7 +241,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "final_eval_pairs": (0, None),
     "final_search_pairs": (0, None),
     "eval_workers": (0, None),
-    "eval_seed": (0, None),
+    "eval_seed": (0, 2**62),  # evaluation deal seeds are eval_seed + p, int64
     "checkpoint_interval": (1, None),
     "log_interval": (1, None),
 }
@@ -298,7 +300,7 @@ def _describe(key: str, kind: type) -> str:
     if key in _CHOICES:
         return f"one of {', '.join(_CHOICES[key])}"
     if key == "hidden_sizes":
-        return "a list of ints >= 1, e.g. [256, 256]"
+        return f"a list of ints from 1 to {MAX_HIDDEN}, e.g. [256, 256]"
     if kind is tuple:
         return "a list of agent specs, e.g. [random, rule:heuristic]"
     if kind is dict:
@@ -307,8 +309,18 @@ def _describe(key: str, kind: type) -> str:
     text = names[kind]
     if key in _RANGES:
         low, high = _RANGES[key]
-        text += f" >= {low}" if high is None else f" from {low} to {high}"
+        text += f" >= {low}" if high is None else f" from {low} to {_power_of_two(high)}"
     return text
+
+
+def _power_of_two(value: float) -> str:
+    """``4294967295`` -> ``2**32 - 1``: large bounds as the powers of two they come from."""
+    if isinstance(value, int) and value >= 2**16:
+        for offset, suffix in ((0, ""), (1, " - 1")):
+            bits = (value + offset).bit_length() - 1
+            if value + offset == 2**bits:
+                return f"2**{bits}{suffix}"
+    return str(value)
 
 
 def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainConfig:
@@ -324,6 +336,7 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
     merged = dataclasses.asdict(base or TrainConfig())
     for key, value in values.items():
         merged[key] = _coerce(key, value, types[key])
+    _check_keys(merged["env"], "config key 'env'")
     for key, (low, high) in _RANGES.items():
         value = merged[key]
         if (
@@ -345,7 +358,7 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
             f"config key 'run_name' = {run_name!r} is not allowed: it names one directory under runs_dir "
             "(no '/', '\\', '.' or '..'; put other places in runs_dir)"
         )
-    if not merged["hidden_sizes"] or min(merged["hidden_sizes"]) < 1:
+    if not merged["hidden_sizes"] or min(merged["hidden_sizes"]) < 1 or max(merged["hidden_sizes"]) > MAX_HIDDEN:
         raise TrainConfigError(
             f"config key 'hidden_sizes' = {list(merged['hidden_sizes'])!r}: {_describe('hidden_sizes', tuple)}"
         )
@@ -424,7 +437,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as error:
-        problem = str(error).strip().splitlines()[0]
+        problem = _yaml_problem(error)
         raise TrainConfigError(f"{key}={raw!r} is not a YAML value ({problem}); quote lists: 'KEY=[a, b]'") from None
     if isinstance(value, str) and _looks_like_number(value):
         value = float(value)  # YAML 1.1 reads 1e-4 (no dot) as a string
@@ -441,14 +454,42 @@ def _looks_like_number(text: str) -> bool:
 
 def apply_overrides(values: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
     """Apply ``KEY=VALUE`` assignments (``env.KEY`` for rule keys) to a mapping of config values."""
-    out = {**values, "env": dict(values.get("env") or {})}
+    out = {**values, "env": _rule_mapping(values.get("env"))}
     for text in assignments:
         key, value = parse_assignment(text)
         if key.startswith("env."):
             out["env"][key[4:]] = value
+        elif key == "env":
+            out["env"] = _rule_mapping(value)
         else:
             out[key] = value
     return out
+
+
+def _rule_mapping(value: Any) -> dict[str, Any]:
+    """The ``env`` value as a fresh dict of rule keys, or TrainConfigError naming what it is instead."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TrainConfigError(
+            f"config key 'env' = {short_repr(value)} is not allowed: it takes {_describe('env', dict)}, "
+            "e.g. {target_score: 31}"
+        )
+    _check_keys(value, "env")
+    return dict(value)
+
+
+def _check_keys(values: dict[Any, Any], where: str) -> None:
+    for key in values:
+        if not isinstance(key, str):
+            raise TrainConfigError(f"{where}: key {short_repr(key)} is not a name: config keys are words such as lr")
+
+
+def _yaml_problem(error: Exception) -> str:
+    """A PyYAML error in one line: its problem and where (line, column)."""
+    problem = getattr(error, "problem", None) or str(error).strip().splitlines()[0]
+    mark = getattr(error, "problem_mark", None)
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else str(problem)
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
@@ -456,16 +497,23 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     import yaml
 
     path = Path(path)
+    if path.is_dir():
+        raise TrainConfigError(f"config file {path} is a directory; give a YAML file such as configs/smoke.yaml")
     if not path.is_file():
         raise TrainConfigError(f"config file not found: {path}")
     try:
-        values = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        raise TrainConfigError(f"config file {path} is not valid YAML: {error}") from None
+        values = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise TrainConfigError(f"config file {path} is not UTF-8 text") from None
+    except OSError as error:
+        raise TrainConfigError(f"cannot read config file {path}: {error.strerror or error}") from None
+    except (yaml.YAMLError, RecursionError) as error:
+        raise TrainConfigError(f"config file {path} is not valid YAML: {_yaml_problem(error)}") from None
     if values is None:
         return {}
     if not isinstance(values, dict):
         raise TrainConfigError(f"config file {path} must hold a mapping of config keys, got {type(values).__name__}")
+    _check_keys(values, f"config file {path}")
     return values
 
 
@@ -476,8 +524,11 @@ def load_train_config(path: str | Path | None = None, overrides: list[str] | Non
     return make_train_config(**apply_overrides(values, overrides or []))
 
 
-def config_reference() -> list[tuple[str, str, str]]:
-    """(key, default, meaning) for every TrainConfig field, from the field docstrings in this file."""
-    docs = field_docs(TrainConfig)
+def config_reference() -> list[tuple[str, str, str, str]]:
+    """(key, default, allowed values, meaning) for every TrainConfig field, from the field docstrings here."""
+    docs, types = field_docs(TrainConfig), _field_types()
     defaults = TrainConfig().to_dict()
-    return [(item.name, repr(defaults[item.name]), docs.get(item.name, "")) for item in fields(TrainConfig)]
+    return [
+        (item.name, repr(defaults[item.name]), _describe(item.name, types[item.name]), docs.get(item.name, ""))
+        for item in fields(TrainConfig)
+    ]

@@ -10,11 +10,12 @@ and its ``--resume`` do not count. Opponents and partners get a panel each, the 
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from pedro_env.cli import OneLineErrorParser
 
 
 def read_sessions(run_dir: str | Path) -> list[tuple[float, float, dict[str, list]]]:
@@ -131,7 +132,7 @@ def plot_curves(curves: dict[str, dict[str, np.ndarray]], out: str | Path, title
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.curve", description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(prog="python -m train.curve", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", help="a pedro-train run directory")
     parser.add_argument("--out", default=None, help="PNG path (default: RUN_DIR/learning_curve.png)")
     parser.add_argument("--title", default=None, help="chart title")

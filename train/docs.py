@@ -39,9 +39,9 @@ def rules_table() -> str:
 
 
 def train_table() -> str:
-    rows = ["| key | default | meaning |", "|---|---|---|"]
-    for key, default, meaning in config_reference():
-        rows.append(f"| `{key}` | `{default}` | {_markdown(meaning)} |")
+    rows = ["| key | values | default | meaning |", "|---|---|---|---|"]
+    for key, default, allowed, meaning in config_reference():
+        rows.append(f"| `{key}` | {_markdown(allowed)} | `{default}` | {_markdown(meaning)} |")
     return "\n".join(rows)
 
 

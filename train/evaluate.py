@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from agents import AGENT_SPECS, AgentSpecError
+from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_dir, check_output_prefix
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
 from train import quiet_on_broken_pipe
 from train.gauntlet import GAUNTLET_BASELINES
@@ -642,7 +643,7 @@ def _plot_tournament(plt: Any, tournament: Tournament) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="pedro-eval",
         description="Matches between Pedro agents in duplicate format: a head-to-head table with 95% intervals, "
         "or a round robin with Bradley-Terry ratings; writes JSON, CSV and a PNG chart.",
@@ -770,22 +771,40 @@ def _gauntlet_main(args: argparse.Namespace) -> int:
         entries = gauntlet_entries(args.baselines or GAUNTLET_BASELINES, pairs, args.search_pairs, args.partners)
         if not entries:
             raise EvaluationError("the gauntlet has no entries (every baseline left out)")
+        prefix = check_output_prefix(
+            args.out if args.out else default_prefix([subject, "gauntlet"]), (".json", ".csv", ".png")
+        )
         bar = _GauntletBar(args.progress)
         try:
             result = run_gauntlet(subject, entries, config, args.seed, args.workers, progress=bar.update)
         finally:
             bar.close()
-    except (AgentSpecError, ConfigError, EvaluationError) as error:
+    except (AgentSpecError, ConfigError, EvaluationError, OutputPathError) as error:
         print(f"pedro-eval: error: {error}", file=sys.stderr)
         return 2
-    prefix = Path(args.out) if args.out else default_prefix([subject, "gauntlet"])
     written = [prefix.with_name(prefix.name + ".json")]
-    written[0].parent.mkdir(parents=True, exist_ok=True)
-    written[0].write_text(json.dumps(result.to_dict(with_matches=True), indent=1) + "\n")
-    written.append(gauntlet_csv(result, prefix.with_name(prefix.name + ".csv")))
-    _draw_chart(plot_gauntlet, result, prefix.with_name(prefix.name + ".png"), written)
+    try:
+        written[0].parent.mkdir(parents=True, exist_ok=True)
+        written[0].write_text(json.dumps(result.to_dict(with_matches=True), indent=1) + "\n")
+        written.append(gauntlet_csv(result, prefix.with_name(prefix.name + ".csv")))
+        _draw_chart(plot_gauntlet, result, prefix.with_name(prefix.name + ".png"), written)
+    except OSError as error:
+        return _report_write_failure(format_gauntlet(result), error)
     _print_table(format_gauntlet(result), written)
     return 0
+
+
+def _report_write_failure(table: str, error: OSError) -> int:
+    """A file could not be written after the work (the disk filled up, say): the table still goes to stdout,
+    then one line on stderr; status 1."""
+    print(table)
+    sys.stdout.flush()
+    where = f" {error.filename}" if error.filename else ""
+    print(
+        f"pedro-eval: error: cannot write{where}: {error.strerror or error}; the table above is the result",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _draw_chart(draw: Any, result: Any, path: Path, written: list[Path]) -> None:
@@ -929,6 +948,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=args.progress,
             record=bool(args.save_replays),
         )
+        check_sides([parse_side(text) for text in args.sides], config)  # specs first: a typo costs no directory
+        suffixes = (".json", ".csv", ".png") + (("-ratings.csv",) if args.round_robin else ())
+        prefix = check_output_prefix(args.out if args.out else default_prefix(args.sides), suffixes)
+        if args.save_replays:
+            check_output_dir(args.save_replays, "replay directory")
         pairings = len(args.sides) * (len(args.sides) - 1) // 2
         per_pair = config.num_teams if args.duplicate else 1
         pair_count = pairs_for(args.matches, args.pairs, config, args.duplicate)
@@ -946,22 +970,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.anchor is not None:
                 raise EvaluationError("--anchor needs --round-robin")
             result = evaluate(args.sides[0], args.sides[1], **common)
-    except (AgentSpecError, ConfigError, EvaluationError) as error:
+    except (AgentSpecError, ConfigError, EvaluationError, OutputPathError) as error:
         print(f"pedro-eval: error: {error}", file=sys.stderr)
         return 2
 
-    prefix = (
-        Path(args.out)
-        if args.out
-        else default_prefix(result.sides if isinstance(result, Tournament) else [result.side_a, result.side_b])
-    )
-    written = [to_json(result, prefix.with_name(prefix.name + ".json"))]
-    written += to_csv(result, prefix.with_name(prefix.name + ".csv"))
-    _draw_chart(plot, result, prefix.with_name(prefix.name + ".png"), written)
-    if args.save_replays:
-        heads = result.head_to_heads if isinstance(result, Tournament) else [result]
-        count = sum(len(save_replays(head, args.save_replays)) for head in heads)
-        written.append(Path(f"{args.save_replays} ({count} replay records)"))
+    try:
+        written = [to_json(result, prefix.with_name(prefix.name + ".json"))]
+        written += to_csv(result, prefix.with_name(prefix.name + ".csv"))
+        _draw_chart(plot, result, prefix.with_name(prefix.name + ".png"), written)
+        if args.save_replays:
+            heads = result.head_to_heads if isinstance(result, Tournament) else [result]
+            count = sum(len(save_replays(head, args.save_replays)) for head in heads)
+            written.append(Path(f"{args.save_replays} ({count} replay records)"))
+    except OSError as error:
+        return _report_write_failure(format_table(result), error)
     _print_table(format_table(result), written)
     return 0
 

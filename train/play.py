@@ -15,9 +15,13 @@ replay record (``pedro-replay FILE`` shows it again). Input may be piped: one mo
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -25,6 +29,7 @@ from agents import Agent, AgentSpecError
 from pedro_env.actions import DISCARD_OFFSET, PLAY_OFFSET, action_to_str, str_to_action
 from pedro_env.aec import raw_env
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, str_to_card, suit_of_str
+from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
 from pedro_env.render import render_table
 from pedro_env.state import Phase
@@ -278,7 +283,7 @@ EXAMPLES = """examples:
 
 @quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="pedro-play",
         description="Play a Pedro match in the terminal against agents (moves as text: bid 7, trump H, play 5H).",
         epilog=EXAMPLES,
@@ -305,7 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = make_config(**dict(parse_override(text) for text in args.config))
         seats = build_seats(config, args.seat, args.partner, args.opponents)
-    except (ConfigError, AgentSpecError) as error:
+        if args.seed is not None and not 0 <= args.seed <= 2**62:
+            raise ConfigError(f"--seed must be an int from 0 to 2**62, got {args.seed}")
+        if args.save:
+            check_output_file(args.save, "replay file (--save)")
+    except (ConfigError, AgentSpecError, OutputPathError) as error:
         print(f"pedro-play: error: {error}", file=sys.stderr)
         return 2
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 1_000_000)
@@ -331,9 +340,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ninterrupted", file=sys.stderr)
         code = 130
     if args.save and record is not None:
-        path = record.save(args.save)
+        try:
+            path = record.save(args.save)
+        except OSError as error:
+            return _save_elsewhere(record, args.save, error)
         print(f"saved the match to {path} (pedro-replay {path})")
     return code
+
+
+def _save_elsewhere(record: MatchRecord, wanted: str, error: OSError) -> int:
+    """The match could not be written where asked (the disk filled up during play): save it in the temporary
+    directory instead and say where, in one line; status 1."""
+    reason = error.strerror or error
+    fallback = Path(tempfile.gettempdir()) / f"pedro-match-{os.getpid()}-{time.time_ns()}.json"
+    try:
+        path = record.save(fallback)
+    except OSError:
+        print(f"pedro-play: error: cannot write {wanted}: {reason} (nor {fallback})", file=sys.stderr)
+        return 1
+    print(f"pedro-play: error: cannot write {wanted}: {reason}; saved the match to {path} instead", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
