@@ -38,6 +38,7 @@ class PolicyAgent(Agent):
             )
         self.network = network
         self.greedy = bool(greedy)
+        self.trained_rules_note = ""  # set by the loaders: how the training rules differ from config
 
     @torch.no_grad()
     def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -129,4 +130,24 @@ def load_policy_agent(path: str, config: PedroConfig, greedy: bool = True) -> Po
     except (KeyError, TypeError, RuntimeError, ValueError) as error:
         raise CheckpointError(f"checkpoint {path} holds a network that cannot be rebuilt: {error}") from None
     agent = PolicyAgent(config, network, greedy=greedy)
+    agent.trained_rules_note = trained_rules_note(payload, config)
     return agent
+
+
+def trained_rules_note(payload: dict[str, Any], config: PedroConfig) -> str:
+    """How the rules a policy was trained under differ from ``config`` (``''`` when they are the same), e.g.
+    ``"target_score 62 (here 21)"``: the observation may fit while the game is another one."""
+    from dataclasses import fields
+
+    try:
+        trained = make_config(**payload["config"].get("env", {}))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return "rules not recorded"
+    return ", ".join(
+        f"{item.name} {getattr(trained, item.name)!r} (here {getattr(config, item.name)!r})"
+        for item in fields(config)
+        if item.name not in EPISODE_KEYS and getattr(trained, item.name) != getattr(config, item.name)
+    )
+
+
+EPISODE_KEYS = ("reward", "episode", "max_deals")  # how games are cut and rewarded, not how they are played

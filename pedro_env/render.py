@@ -63,7 +63,11 @@ def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: 
         )
     for seat in range(n):
         cards = np.array(set_to_list(state.hands[game, seat]), dtype=int)
-        shown = _sorted_hand(cards, trump, tables) if viewer in (None, seat) else f"{cards.size} cards"
+        shown = (
+            _sorted_hand(cards, trump, tables)
+            if viewer in (None, seat)
+            else f"{cards.size} card{'s' if cards.size != 1 else ''}"
+        )
         marks = []
         if seat == dealer:
             marks.append("dealer")
@@ -96,6 +100,12 @@ def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: 
         won = []
         for team in range(config.num_teams):
             cards = set_to_list(state.won[game, team])
-            won.append(f"{_team_name(config, team)} {len(cards) // n} tricks, {int(values[cards].sum())} points")
+            tricks, points = len(cards) // n, int(values[cards].sum())
+            won.append(f"{_team_name(config, team)} {_count(tricks, 'trick')}, {_count(points, 'point')}")
         lines.append("Tricks won: " + "; ".join(won))
     return "\n".join(lines)
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 card``, ``2 cards``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"

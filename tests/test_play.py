@@ -4,6 +4,7 @@ the env), and --help of every command-line tool."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,22 @@ def test_short_and_long_move_forms() -> None:
         parse_move("xyzzy", plays, Phase.PLAY)
     with pytest.raises(MoveError, match="bid 9 is not legal now"):
         parse_move("9", bids, Phase.BID)
+    for out_of_range in ("bid 99", "99", "bid 0"):  # readable bids, just not legal: not "cannot read"
+        with pytest.raises(MoveError, match=r"bid (99|0) is not legal now; legal: pass, bid 7, bid 8"):
+            parse_move(out_of_range, bids, Phase.BID)
+    with pytest.raises(MoveError, match="cannot read 'play ZZ': unknown card 'zz'"):
+        parse_move("play ZZ", plays, Phase.PLAY)
+
+
+def test_a_hidden_hand_of_one_card_reads_one_card() -> None:
+    from pedro_env.render import render_table
+
+    env = pedro_env.raw_env()
+    env.reset(seed=5)
+    while env.game.phase[0] != Phase.PLAY or bin(int(env.game.hands[0, 1])).count("1") != 1:
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    text = render_table(env.game, env.config, viewer=0)
+    assert re.search(r"\b1 card\b(?!s)", text) and "1 cards" not in text and not re.search(r"\b1 (tricks|points)", text)
 
 
 def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:

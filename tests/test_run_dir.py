@@ -167,3 +167,25 @@ def test_a_full_disk_mid_run_ends_in_one_line_and_keeps_the_last_checkpoint(
     assert len(error) == 1 and "No space left on device" in error[0]
     assert "the last checkpoint (2,048 decisions) is intact: continue with --resume" in error[0]
     assert load_checkpoint(tmp_path / "full")["counters"]["decisions"] == 2048
+
+
+def test_into_a_log_file_the_progress_is_plain_lines_not_a_redrawn_bar(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train.config import make_train_config
+    from train.run import run_training
+
+    config = make_train_config(
+        total_decisions=1500,  # not a multiple of the 512 decisions of an update: the last one overshoots
+        num_envs=16,
+        rollout_steps=32,
+        hidden_sizes=[16],
+        torch_threads=1,
+        eval_interval=0,
+        final_eval_pairs=0,
+        env={"target_score": 11},
+    )
+    run_training(config, tmp_path / "run", progress=True)  # stderr is captured here, not a terminal
+    captured = capsys.readouterr()
+    assert "\r" not in captured.out + captured.err
+    assert "done: 1,536 decisions" in captured.out

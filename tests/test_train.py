@@ -187,7 +187,7 @@ def test_masked_sampling_never_draws_an_illegal_action_and_entropy_ignores_maske
 def test_config_errors_name_the_key_and_the_allowed_values(tmp_path: Path) -> None:
     with pytest.raises(TrainConfigError, match=r"unknown config key 'learning_rate': known keys are .*lr"):
         make_train_config(learning_rate=1e-3)
-    with pytest.raises(TrainConfigError, match=r"'num_envs' = 0 is not allowed: it takes an int >= 1"):
+    with pytest.raises(TrainConfigError, match=r"'num_envs' = 0 is not allowed: it takes an int from 1 to 2\*\*20"):
         make_train_config(num_envs=0)
     with pytest.raises(TrainConfigError, match=r"'lr' = 'fast'"):
         make_train_config(lr="fast")
@@ -361,6 +361,26 @@ def test_checkpoint_agent_plays_legal_actions(tmp_path: Path) -> None:
     save_checkpoint(older, tmp_path / "older.pt")  # written before layouts were recorded: the size still tells
     with pytest.raises(AgentSpecError, match="observations of"):
         make_agent(f"ckpt:{tmp_path / 'older.pt'}", three)
+
+
+def test_a_policy_played_under_other_rules_than_its_training_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train.evaluate import main as eval_main
+
+    trainer = Trainer(tiny_config())  # target_score 11
+    save_checkpoint(trainer.state_dict(), tmp_path / "run" / "latest.pt")
+    spec = f"ckpt:{tmp_path / 'run'}"
+    assert make_agent(spec, make_config(target_score=11)).trained_rules_note == ""
+    assert make_agent(spec, make_config(target_score=21)).trained_rules_note == "target_score 11 (here 21)"
+    out = str(tmp_path / "ev")
+    arguments = [spec, "random", "--pairs", "1", "--workers", "1", "--no-progress", "--out", out, "--config"]
+    assert eval_main([*arguments, "target_score=21", "max_deals=5"]) == 0
+    assert (
+        f"pedro-eval: note: {spec} was trained under other rules: target_score 11 (here 21)" in capsys.readouterr().err
+    )
+    assert eval_main([*arguments, "target_score=11", "max_deals=5"]) == 0
+    assert "note" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("partner_opponents", ["pool", "baselines"])

@@ -39,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     trainer.train_step()  # warm-up: allocations, the first league snapshot
 
+    load_before = _load_average()
     collect_s = update_s = 0.0
     decisions = 0
     for _ in range(args.updates):
@@ -55,9 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         decisions += trainer.decisions - before
     total = collect_s + update_s
     learner_share = float(np.mean(trainer.rollout.learner))
+    threads = torch.get_num_threads()
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
-        f"({torch.get_num_threads()} threads), device {trainer.device}"
+        f"({threads} thread{'s' if threads != 1 else ''}: torch_threads={config.torch_threads}), "
+        f"device {trainer.device}, "
+        f"load average {load_before:.2f} before, {_load_average():.2f} after"
     )
     print(
         f"config: {args.config} {' '.join(args.set)}: num_envs {config.num_envs}, "
@@ -70,6 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  collecting: {decisions / collect_s:,.0f} decisions/s ({100 * collect_s / total:.0f}% of the time)")
     print(f"  updating:   {decisions / update_s:,.0f} decisions/s ({100 * update_s / total:.0f}% of the time)")
     return 0
+
+
+def _load_average() -> float:
+    """The machine's 1-minute load average (runnable processes; NaN where the OS has none): other work shares the
+    cores when it is above 0."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return float("nan")
 
 
 if __name__ == "__main__":

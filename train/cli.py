@@ -7,10 +7,13 @@ A run directory (``runs/<name>/``) holds::
     latest.pt            the checkpoint (rewritten atomically every checkpoint_interval decisions and at the end)
     checkpoint-<N>.pt    interval checkpoints kept with keep_checkpoints
     eval.txt, eval.json  the final evaluation table against each of eval_opponents
+    .lock                the owner's pid, host and start (train/rundir.py: one run per directory)
 
 Ctrl-C stops at the next update boundary and writes the checkpoint; ``pedro-train --resume runs/<name>``
 continues exactly where it stopped (a second Ctrl-C interrupts at once, losing the steps since the
-last checkpoint).
+last checkpoint). A run that died before its first checkpoint starts again from decision 0 only with
+``--resume runs/<name> --from-start``. Mistakes end in one line on stderr and status 2; a failure to
+write mid-run (a full disk) in one line naming the last checkpoint, status 1.
 """
 
 from __future__ import annotations

@@ -45,8 +45,9 @@ class TrainConfig:
     """Seeds the deals, the network initialisation, the sampling of actions and the opponents."""
     device: str = "auto"
     """``auto`` (CUDA when available, else CPU), ``cpu`` or ``cuda``."""
-    torch_threads: int = 0
-    """Threads torch may use on CPU (0: torch's default, one per core)."""
+    torch_threads: int = 1
+    """Threads torch may use on CPU (0: one per core). One keeps its speed beside other processes; one per core is
+    faster only alone on the machine (docs/training.md, "Threads")."""
     total_decisions: int = 12_000_000
     """Length of the run in decisions (environment steps summed over all games)."""
 

@@ -94,22 +94,34 @@ def resolve_config(config: PedroConfig | dict[str, Any] | None) -> PedroConfig:
     return make_config(**(config or {}))
 
 
-def check_sides(sides: Sequence[Side], config: PedroConfig) -> None:
-    """Build every agent once (an unknown spec or missing checkpoint raises AgentSpecError) and check team sizes."""
+def check_sides(sides: Sequence[Side], config: PedroConfig) -> list[str]:
+    """Build every agent once (an unknown spec or missing checkpoint raises AgentSpecError) and check team sizes.
+
+    Returns a note for each policy trained under rules other than ``config`` (it plays them all the same).
+    """
     if config.num_teams != 2:
         raise ConfigError(
             f"evaluation plays two sides against each other: num_players={config.num_players} has "
             f"{config.num_teams} teams (use num_players=2 or 4)"
         )
     per_team = config.num_players // config.num_teams
+    notes = []
     for side in sides:
         for spec in side:
-            build_agent(spec, config)
+            note = getattr(build_agent(spec, config), "trained_rules_note", "")
+            if note:
+                notes.append(f"{spec} was trained under other rules: {note}; it plays these as it learned its own")
         if len(side) not in (1, per_team):
             raise AgentSpecError(
                 f"side {side_label(side)!r} has {len(side)} agents; with num_players={config.num_players} a team has "
                 f"{per_team} seat{'s' if per_team > 1 else ''} (give one spec, or SPEC+SPEC with four players)"
             )
+    return list(dict.fromkeys(notes))
+
+
+def print_notes(notes: Sequence[str], prog: str = "pedro-eval") -> None:
+    for note in notes:
+        print(f"{prog}: note: {note}", file=sys.stderr)
 
 
 def pairs_for(matches: int | None, pairs: int | None, config: PedroConfig, duplicate: bool) -> int:
@@ -764,9 +776,9 @@ def _gauntlet_main(args: argparse.Namespace) -> int:
         check_run_numbers(args.seed, args.workers)
         config = make_config(**dict(parse_override(text) for text in args.config))
         subject = args.sides[0]
-        parse_side(subject)
         if "+" in subject:
             raise EvaluationError(f"--gauntlet measures one agent: {subject!r} is a team (the gauntlet seats partners)")
+        notes = check_sides([parse_side(subject)], config)
         pairs = pairs_for(args.matches, args.pairs if args.pairs is not None or args.matches else 200, config, True)
         entries = gauntlet_entries(args.baselines or GAUNTLET_BASELINES, pairs, args.search_pairs, args.partners)
         if not entries:
@@ -774,6 +786,7 @@ def _gauntlet_main(args: argparse.Namespace) -> int:
         prefix = check_output_prefix(
             args.out if args.out else default_prefix([subject, "gauntlet"]), (".json", ".csv", ".png")
         )
+        print_notes(notes)
         bar = _GauntletBar(args.progress)
         try:
             result = run_gauntlet(subject, entries, config, args.seed, args.workers, progress=bar.update)
@@ -948,7 +961,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=args.progress,
             record=bool(args.save_replays),
         )
-        check_sides([parse_side(text) for text in args.sides], config)  # specs first: a typo costs no directory
+        notes = check_sides([parse_side(text) for text in args.sides], config)  # first: a typo costs no directory
         suffixes = (".json", ".csv", ".png") + (("-ratings.csv",) if args.round_robin else ())
         prefix = check_output_prefix(args.out if args.out else default_prefix(args.sides), suffixes)
         if args.save_replays:
@@ -964,6 +977,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         result: HeadToHead | Tournament
+        print_notes(notes)
         if args.round_robin:
             result = round_robin(args.sides, anchor=args.anchor if args.anchor is not None else 0, **common)
         else:

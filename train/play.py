@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from agents import Agent, AgentSpecError
-from pedro_env.actions import DISCARD_OFFSET, PLAY_OFFSET, action_to_str, str_to_action
+from pedro_env.actions import DISCARD_OFFSET, MAX_TOTAL_POINTS, PLAY_OFFSET, action_to_str, str_to_action
 from pedro_env.aec import raw_env
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, str_to_card, suit_of_str
 from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file
@@ -74,9 +75,14 @@ def parse_move(text: str, legal: Sequence[int], phase: int) -> int:
     if not words:
         raise MoveError("type a move (? lists the legal ones)")
     action: int | None = None
+    bid = re.fullmatch(r"(?:bid\s+)?(\d+)", words)
+    if bid is not None and not 1 <= int(bid.group(1)) <= MAX_TOTAL_POINTS:
+        raise MoveError(f"bid {int(bid.group(1))} is not legal now; legal: {describe_legal(legal)}")
+    reason = ""
     try:
         action = str_to_action(words)
-    except ValueError:
+    except ValueError as error:
+        reason = str(error).partition(": ")[2]
         if words in ("p", "pass"):
             action = str_to_action("pass")
         elif words in ("d", "done"):
@@ -97,7 +103,8 @@ def parse_move(text: str, legal: Sequence[int], phase: int) -> int:
                 offset = DISCARD_OFFSET if phase == Phase.DISCARD else PLAY_OFFSET
                 action = offset + card
     if action is None:
-        raise MoveError(f"cannot read {text.strip()!r} ({HELP_LINE})")
+        because = f": {reason}" if reason and not reason.startswith("the forms are") else ""
+        raise MoveError(f"cannot read {text.strip()!r}{because} ({HELP_LINE})")
     if action not in legal:
         raise MoveError(f"{action_to_str(action)} is not legal now; legal: {describe_legal(legal)}")
     return action
@@ -317,6 +324,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, AgentSpecError, OutputPathError) as error:
         print(f"pedro-play: error: {error}", file=sys.stderr)
         return 2
+    for seat in seats:
+        note = getattr(seat.agent, "trained_rules_note", "")
+        if note:
+            print(f"pedro-play: note: {seat.label} was trained under other rules: {note}", file=sys.stderr)
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 1_000_000)
     names = ", ".join(f"P{seat} {who.label}" for seat, who in enumerate(seats))
     print(f"Pedro, seed {seed} ({names}). {HELP_LINE}", flush=True)

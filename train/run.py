@@ -15,6 +15,7 @@ interval), ``points_per_deal``, and the policy's bidding table ``contracts``, ``
 from __future__ import annotations
 
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,7 @@ def run_training(
             raise CheckpointError(
                 f"checkpoint in {run_dir} does not fit its own config (edited or damaged): {detail}"
             ) from None
+    progress = progress and sys.stderr.isatty()  # into a log file: plain lines, not a bar redrawn in place
     with RunLock(run_dir):
         if payload is None:
             check_new_run_dir(Path(run_dir), from_start)
@@ -99,7 +101,7 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
                 while trainer.next_eval <= trainer.decisions:
                     trainer.next_eval += config.eval_interval
             if bar is not None:
-                bar.update(trainer.decisions - bar.n)
+                bar.update(min(trainer.decisions, config.total_decisions) - bar.n)  # the last update overshoots
                 bar.set_postfix_str(_postfix(trainer, None))  # the bar shows decisions/s itself
             elif updates_done % 10 == 0:
                 report(f"{trainer.decisions:,} decisions, {_postfix(trainer, sps)}")
