@@ -50,6 +50,7 @@ def check_seed(seed: Any, games: int = 1, name: str = "seed") -> int:
 
 
 MAX_TARGET_SCORE = 10_000  # scores are int32 and the encoder's counts uint8: far from both, and any real match fits
+MAX_DEALS = 1_000_000  # deal counters are int32: far from it, and no match lasts this long
 
 # key -> allowed values (a tuple) or a description of the allowed range (a str)
 ALLOWED_VALUES: dict[str, tuple[Any, ...] | str] = {
@@ -65,7 +66,7 @@ ALLOWED_VALUES: dict[str, tuple[Any, ...] | str] = {
     "renege": ("forbid", "penalty"),
     "reward": ("points", "win"),
     "episode": ("match", "deal"),
-    "max_deals": "an int >= 1",
+    "max_deals": "an int from 1 to 1000000",
 }
 
 
@@ -168,7 +169,7 @@ def make_config(config: PedroConfig | None = None, **overrides: Any) -> PedroCon
                     f"allowed values are {', '.join(map(repr, allowed))}"
                 )
     _check_int("target_score", values["target_score"], 1, MAX_TARGET_SCORE)
-    _check_int("max_deals", values["max_deals"], 1)
+    _check_int("max_deals", values["max_deals"], 1, MAX_DEALS)
     _check_int("min_bid", values["min_bid"], 1, VARIANT_TOTAL_POINTS[values["variant"]])
     for key in ("num_players", "target_score", "min_bid", "max_deals"):
         values[key] = int(values[key])

@@ -15,6 +15,7 @@ from train.bench import main as bench_main  # noqa: E402
 from train.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import make_train_config  # noqa: E402
+from train.curve import main as curve_main  # noqa: E402
 from train.evaluate import main as eval_main  # noqa: E402
 from train.play import main as play_main  # noqa: E402
 from train.ppo import Trainer  # noqa: E402
@@ -87,6 +88,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("replay", ["{file}"], "JSON"),
     ("bench", [SMOKE, "--updates", "0"], "--updates must be an int >= 1"),
     ("bench", ["{tmp}/nothing.yaml"], "config file not found"),
+    ("curve", ["{tmp}/missing"], "no TensorBoard scalars"),
+    ("curve", ["{tmp}/tb", "--out", "{file}/chart.png"], "is a file, not a directory"),
     ("bench", [SMOKE, "--set", "num_envs=-1"], "'num_envs' = -1 is not allowed"),
 ]
 TOOLS: dict[str, Callable[[Sequence[str] | None], int]] = {
@@ -95,6 +98,7 @@ TOOLS: dict[str, Callable[[Sequence[str] | None], int]] = {
     "play": play_main,
     "replay": replay_main,
     "bench": bench_main,
+    "curve": curve_main,
 }
 
 
@@ -122,6 +126,11 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gutted["counters"]["decisions"] = 0
     save_checkpoint(gutted, root / "gutted" / "latest.pt")
     (root / "file").write_text("not a directory, not JSON\n")
+    from torch.utils.tensorboard import SummaryWriter
+
+    with SummaryWriter(str(root / "tb")) as writer:
+        for name in ("win_rate", "win_rate_low", "win_rate_high"):
+            writer.add_scalar(f"eval/vs_random/{name}", 0.5, 10)
     (root / "int_key.yaml").write_text("1: 2\n")
     (root / "env_list.yaml").write_text("env: [1, 2]\n")
     (root / "broken.yaml").write_text("lr: [\n")

@@ -27,7 +27,7 @@ BAD_VALUES: dict[str, tuple[Any, list[str]]] = {
     "renege": ("allow", ["forbid", "penalty"]),
     "reward": ("score", ["points", "win"]),
     "episode": ("trick", ["match", "deal"]),
-    "max_deals": (0, [">= 1"]),
+    "max_deals": (0, ["from 1 to 1000000"]),
 }
 
 
@@ -54,6 +54,7 @@ def test_bad_value_names_key_and_allowed_values(key: str) -> None:
         ("target_score", 10**12),  # once an OverflowError in the encoder
         ("target_score", 2**31 - 1),  # once a silently wrapped points-to-go
         ("max_deals", -3),
+        ("max_deals", 2**31),  # deal counters are int32
         ("min_bid", 0),
         ("variant", None),
         ("num_players", "4"),

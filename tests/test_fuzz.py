@@ -178,7 +178,7 @@ def valid_values(key: str) -> list[Any]:
     allowed = ALLOWED_VALUES[key]
     if isinstance(allowed, tuple):
         return list(allowed)
-    return {"target_score": [1, 11, 62, 10_000, np.int32(21)], "min_bid": [1, 4, 6], "max_deals": [1, 5, 200]}[key]
+    return {"target_score": [1, 11, 62, 10_000, np.int32(21)], "min_bid": [1, 4, 6], "max_deals": [1, 5, 200, 1_000_000]}[key]
 
 
 def config_is_valid(overrides: dict[str, Any]) -> bool:
@@ -196,7 +196,9 @@ def config_is_valid(overrides: dict[str, Any]) -> bool:
                 return False
         elif not isinstance(value, (int, np.integer)) or value < 1:
             return False
-    if values["target_score"] > 10_000 or values["min_bid"] > TOTAL_POINTS[values["variant"]]:
+    if values["target_score"] > 10_000 or values["max_deals"] > 1_000_000:
+        return False
+    if values["min_bid"] > TOTAL_POINTS[values["variant"]]:
         return False
     if values["num_players"] == 3 and values["scoring"] != "simple":
         return False

@@ -10,12 +10,13 @@ and its ``--resume`` do not count. Opponents and partners get a panel each, the 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from pedro_env.cli import OneLineErrorParser
+from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file
 
 
 def read_sessions(run_dir: str | Path) -> list[tuple[float, float, dict[str, list]]]:
@@ -137,8 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="PNG path (default: RUN_DIR/learning_curve.png)")
     parser.add_argument("--title", default=None, help="chart title")
     args = parser.parse_args(argv)
-    curves = read_curves(args.run_dir)
-    out = plot_curves(curves, args.out or Path(args.run_dir) / "learning_curve.png", args.title or f"{args.run_dir}")
+    try:
+        curves = read_curves(args.run_dir)  # reading is quick, and an unknown run directory must not be made
+        out = check_output_file(args.out or Path(args.run_dir) / "learning_curve.png", "chart file")
+    except (OutputPathError, ValueError) as error:
+        print(f"python -m train.curve: error: {error}", file=sys.stderr)
+        return 2
+    out = plot_curves(curves, out, args.title or f"{args.run_dir}")
     for name, curve in curves.items():
         last = -1
         print(
