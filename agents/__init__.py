@@ -6,7 +6,7 @@ Specs:
 ``random``             uniformly random legal actions
 ``rule:heuristic``     the rule-based baseline (agents/rule_based.py documents every rule)
 ``rule:cautious``      a second rule-based personality that bids and plays differently
-``search:pimc``        perfect-information Monte Carlo in the play phase (agents/search.py);
+``search:pimc``        perfect-information Monte Carlo in the play phase (agents/search/);
                        options after commas: ``search:pimc,samples=32,depth=2``
 ``ckpt:PATH``          a trained policy checkpoint (written by the trainer)
 ``pretrained``         the policy shipped in ``models/pretrained.pt`` (its recipe: README, Training)
@@ -22,7 +22,8 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent, RandomAgent, uniform_legal_actions
+from agents.base import Agent, RandomAgent
+from pedro_env.actions import uniform_legal_actions
 from pedro_env.config import PedroConfig, make_config
 
 __all__ = ["Agent", "AgentSpecError", "RandomAgent", "make_agent", "uniform_legal_actions", "AGENT_SPECS"]
@@ -119,8 +120,8 @@ def _load_checkpoint_agent(text: str, config: PedroConfig) -> Agent:
     if not path.exists():
         raise AgentSpecError(f"checkpoint not found: {path} (agent spec ckpt:{text})")
     try:
+        from agents.checkpoint import CheckpointError
         from agents.policy import load_policy_agent
-        from train.checkpoint import CheckpointError
     except ImportError as error:  # torch is an optional dependency (the train extra)
         raise AgentSpecError(
             f"ckpt:{text} needs torch ({error}); install: pip install torch==2.13.0 && pip install -e '.[train]'"

@@ -17,6 +17,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from pedro_env.actions import uniform_legal_actions
 from pedro_env.config import PedroConfig
 
 
@@ -34,12 +35,6 @@ class Agent(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
-
-
-def uniform_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(B,) int64: one legal action per row, uniformly at random (argmax of noise in (0, 1] on legal entries)."""
-    noise = 1.0 - rng.random(action_masks.shape, dtype=np.float32)  # (0, 1]: a legal entry always beats a masked 0
-    return np.argmax(noise * action_masks, axis=1).astype(np.int64)
 
 
 class RandomAgent(Agent):

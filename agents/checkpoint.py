@@ -107,26 +107,3 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         if key not in payload:
             raise CheckpointError(f"checkpoint {path} is incomplete: it has no {key!r} entry")
     return payload
-
-
-def export_policy(source: str | Path, destination: str | Path) -> Path:
-    """The policy of checkpoint ``source`` alone (rules, training config, network, weights, observation layout,
-    and where it came from) written to ``destination``: a small file ``ckpt:`` (and ``pretrained``) can load."""
-    from agents.policy import observation_layout
-    from pedro_env.config import make_config
-
-    payload = load_checkpoint(source)
-    layout = payload.get("observation_layout") or observation_layout(make_config(**payload["config"].get("env", {})))
-    counters = payload.get("counters", {})
-    policy = {
-        "config": payload["config"],
-        "network": payload["network"],
-        "model": payload["model"],
-        "observation_layout": layout,
-        "exported": {
-            "source": str(source),
-            "decisions": int(counters.get("decisions", 0)),
-            "training_s": float(counters.get("elapsed_s", 0.0)),
-        },
-    }
-    return save_checkpoint(policy, destination)

@@ -110,7 +110,7 @@ def policy_agent_from_bytes(data: bytes, config: PedroConfig, greedy: bool = Tru
 
 
 def network_from_checkpoint(payload: dict[str, Any]) -> ActorCritic:
-    """The ActorCritic saved in a checkpoint payload (see :mod:`train.checkpoint`), in eval mode on CPU."""
+    """The ActorCritic saved in a checkpoint payload (see :mod:`agents.checkpoint`), in eval mode on CPU."""
     shape = NetworkShape.from_dict(payload["network"])
     rules = make_config(**payload["config"].get("env", {}))
     network = ActorCritic(shape, observation_scale(rules))
@@ -120,8 +120,8 @@ def network_from_checkpoint(payload: dict[str, Any]) -> ActorCritic:
 
 
 def load_policy_agent(path: str, config: PedroConfig, greedy: bool = True) -> PolicyAgent:
-    """``ckpt:PATH`` -> a PolicyAgent; raises train.checkpoint.CheckpointError for a bad file."""
-    from train.checkpoint import CheckpointError, load_checkpoint
+    """``ckpt:PATH`` -> a PolicyAgent; raises agents.checkpoint.CheckpointError for a bad file."""
+    from agents.checkpoint import CheckpointError, load_checkpoint
 
     payload = load_checkpoint(path)
     check_layout(payload.get("observation_layout"), config, f"checkpoint {path}")

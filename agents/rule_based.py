@@ -4,7 +4,7 @@ Both read nothing but the public-information view (:func:`pedro_env.view.decode_
 engine's card tables (:class:`pedro_env.cards.RuleTables`), and decide for the whole batch at once:
 every rule below is a boolean "applies" per game plus a score per card, and a game takes the first
 rule, in the order listed, that applies to it. Every choice is made among the actions the mask marks
-legal, so both agents play every config of RULES.md section 9 legally (and never renege under
+legal, so both agents play every config of docs/rules.md section 9 legally (and never renege under
 ``renege="penalty"``). Neither draws on ``rng``: given the same observations they act the same.
 
 Words used below. Seats are relative (0 = me; with four players 2 is my partner); *my side* is my

@@ -1,6 +1,6 @@
 """Evaluation harness: head-to-head and round-robin matches between agents, with intervals and ratings.
 
-Command line (``pedro-eval``, or ``python -m train.evaluate``)::
+Command line (``pedro-eval``, or ``python -m arena.evaluate``)::
 
     pedro-eval rule:heuristic random --matches 2000              # head to head, duplicate deals
     pedro-eval rule:heuristic+random random --pairs 500          # a team: first seat + partner
@@ -56,12 +56,17 @@ from typing import Any
 import numpy as np
 
 from agents import AGENT_SPECS, AgentSpecError
-from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_dir, check_output_prefix
+from arena.gauntlet import GAUNTLET_BASELINES
+from arena.match import MatchResult, RunSettings, Shard, Side, build_agent, run_shards, shard_bounds
+from arena.ratings import Z95, HeadToHead, Tournament, describe_config, wilson_interval
+from pedro_env.cli import (
+    OneLineErrorParser,
+    OutputPathError,
+    check_output_dir,
+    check_output_prefix,
+    quiet_on_broken_pipe,
+)
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
-from train import quiet_on_broken_pipe
-from train.gauntlet import GAUNTLET_BASELINES
-from train.match import MatchResult, RunSettings, Shard, Side, build_agent, run_shards, shard_bounds
-from train.ratings import Z95, HeadToHead, Tournament, describe_config, wilson_interval
 
 DEFAULT_MATCHES = 200
 DEFAULT_BATCH_SIZE = 1024
@@ -675,7 +680,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--gauntlet",
         action="store_true",
-        help="one side against every baseline, as opponent and as partner; worst case first (train/gauntlet.py)",
+        help="one side against every baseline, as opponent and as partner; worst case first (arena/gauntlet.py)",
     )
     parser.add_argument(
         "--baselines",
@@ -715,7 +720,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="extend",
         default=[],
         metavar="KEY=VALUE",
-        help="rules and env keys (RULES.md section 9, max_deals), e.g. target_score=21 max_deals=50",
+        help="rules and env keys (docs/rules.md section 9, max_deals), e.g. target_score=21 max_deals=50",
     )
     parser.add_argument(
         "--no-duplicate",
@@ -735,9 +740,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def save_replays(head: HeadToHead, directory: str | Path) -> list[Path]:
-    """Every recorded match of ``head`` as a replay record (train.replay) in ``directory``."""
-    from train.match import seats_of_side, team_of_side
-    from train.replay import record_from_seed
+    """Every recorded match of ``head`` as a replay record (arena.replay) in ``directory``."""
+    from arena.match import seats_of_side, team_of_side
+    from arena.replay import record_from_seed
 
     config, teams = head.config, head.config.num_teams
     sides = [parse_side(head.side_a), parse_side(head.side_b)]
@@ -762,7 +767,7 @@ def save_replays(head: HeadToHead, directory: str | Path) -> list[Path]:
 
 def _gauntlet_main(args: argparse.Namespace) -> int:
     """``pedro-eval SIDE --gauntlet``: the gauntlet table on stdout, PREFIX.json, PREFIX.csv and PREFIX.png."""
-    from train.gauntlet import format_gauntlet, gauntlet_entries, run_gauntlet
+    from arena.gauntlet import format_gauntlet, gauntlet_entries, run_gauntlet
 
     try:
         if len(args.sides) != 1:
@@ -893,7 +898,7 @@ def plot_gauntlet(result: Any, path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from train.gauntlet import entry_rate
+    from arena.gauntlet import entry_rate
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ partner       SUBJECT+B vs B               does the subject win with B as its pa
                                            against two of B (a stranger's conventions)?
 ============  ===========================  ===============================================
 
-Every entry is a duplicate head to head (:mod:`train.match`) on the same seed, so an entry equals
+Every entry is a duplicate head to head (:mod:`arena.match`) on the same seed, so an entry equals
 ``evaluate(subject, baseline, pairs=..., seed=..., batch_size=...)``. Search agents are slow: their
 entries get ``search_pairs`` pairs and small shards (``SEARCH_BATCH`` matches) that spread over the
 workers. The trainer adds its most recent league snapshots as further entries.
@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents import AGENT_SPECS, AgentSpecError
+from arena.match import RunSettings, Shard, build_agent, run_shards, shard_bounds
+from arena.ratings import HeadToHead, config_dict, describe_config
 from pedro_env.config import PedroConfig
-from train.match import RunSettings, Shard, build_agent, run_shards, shard_bounds
-from train.ratings import HeadToHead, config_dict, describe_config
 
 GAUNTLET_BASELINES = ("random", "rule:heuristic", "rule:cautious", "search:pimc")
 """Every baseline agent the project ships (the default gauntlet)."""

@@ -118,7 +118,7 @@ def play_matches(
     ``duplicate`` a pair is one match per rotation, else a single match. ``rng`` drives every agent's
     randomness (default: seeded from ``seed``). ``progress(result)`` is called after each finished
     match. Results come back sorted by (pair, rotation). With ``record`` each result carries its
-    actions (text form), enough with its seed to replay the match (:mod:`train.replay`).
+    actions (text form), enough with its seed to replay the match (:mod:`arena.replay`).
     """
     teams = config.num_teams
     sides = side_seats(lineup, config)

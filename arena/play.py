@@ -5,7 +5,7 @@
 You sit at seat P0 (``--seat`` moves you); your partner sits opposite. Before each of your moves
 the table is drawn from your side (your hand sorted, trumps marked ``*``; bids, trumps, the trick
 with who played what, tricks and points won, scores), followed by your legal moves. Type a move in
-RULES.md's text form (``bid 7``, ``pass``, ``trump H``, ``discard 9C``, ``done``, ``play 5H``) or
+docs/rules.md's text form (``bid 7``, ``pass``, ``trump H``, ``discard 9C``, ``done``, ``play 5H``) or
 short (``7``, ``p``, ``H``, ``9C``, ``d``, ``5H``); ``?`` lists the legal moves again, ``q`` quits.
 Anything illegal or mistyped is explained and asked again. Every deal ends with a summary (who took
 which point card, the bid made or set, the new scores). ``--save FILE`` writes the match as a
@@ -27,17 +27,16 @@ from pathlib import Path
 import numpy as np
 
 from agents import Agent, AgentSpecError
+from arena.match import build_agent
+from arena.replay import MatchRecord, record_from_env
 from pedro_env.actions import DISCARD_OFFSET, MAX_TOTAL_POINTS, PLAY_OFFSET, action_to_str, str_to_action
 from pedro_env.aec import raw_env
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, str_to_card, suit_of_str
-from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file
+from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file, quiet_on_broken_pipe
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
 from pedro_env.render import render_table
 from pedro_env.state import Phase
 from pedro_env.tricks import trick_winner
-from train import quiet_on_broken_pipe
-from train.match import build_agent
-from train.replay import MatchRecord, record_from_env
 
 HELP_LINE = "moves: bid N / N, pass / p, trump S / S, discard XX / XX, done / d, play XX / XX; ? legal moves, q quit"
 
@@ -310,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0..n-1 (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents (default: random)")
     parser.add_argument(
-        "--config", nargs="+", default=[], metavar="KEY=VALUE", help="rule options (RULES.md section 9)"
+        "--config", nargs="+", default=[], metavar="KEY=VALUE", help="rule options (docs/rules.md section 9)"
     )
     parser.add_argument("--save", metavar="FILE", help="write the match as a replay record (JSON)")
     args = parser.parse_args(argv)

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from arena.match import MatchResult
 from pedro_env.config import PedroConfig
-from train.match import MatchResult
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 ELO_PER_NATURAL = 400.0 / math.log(10.0)  # Elo points per unit of Bradley-Terry log-strength

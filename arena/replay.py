@@ -7,7 +7,7 @@ A record::
      "dealer": 2,                            the first dealer
      "decks": [["7H", "AS", ...], ...],      each deal's deck, 52 cards top first (thrown-in deals count)
      "players": ["human", "rule:heuristic", ...],   who sat at each seat (for the reader)
-     "actions": ["bid 7", "pass", ...],      every action in order, in RULES.md section 11's text form
+     "actions": ["bid 7", "pass", ...],      every action in order, in docs/rules.md section 11's text form
      "seed": 12 | null, "source": "pedro-play",
      "result": {"scores": [..], "winner": 0 | null, "deals": 11}}
 
@@ -33,14 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from arena.ratings import config_dict
 from pedro_env.aec import parse_decks, raw_env
 from pedro_env.cards import card_to_str
-from pedro_env.cli import OneLineErrorParser
+from pedro_env.cli import OneLineErrorParser, quiet_on_broken_pipe
 from pedro_env.config import ConfigError, PedroConfig, SeedError, check_seed, make_config, short_repr
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
-from train import quiet_on_broken_pipe
-from train.ratings import config_dict
 
 REPLAY_FORMAT = "pedro-rl/replay"
 REPLAY_VERSION = 1
@@ -107,7 +106,7 @@ class MatchRecord:
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, dict):
-            raise _type_error("config", "a dict of config keys (RULES.md section 9)", self.config)
+            raise _type_error("config", "a dict of config keys (docs/rules.md section 9)", self.config)
         known = [item.name for item in fields(PedroConfig)]
         unknown = [key for key in self.config if key not in known]
         if unknown:

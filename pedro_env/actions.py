@@ -14,6 +14,8 @@ Index      Text           Meaning
 
 from __future__ import annotations
 
+import numpy as np
+
 from pedro_env.cards import MAX_TOTAL_POINTS, SUITS, card_to_str, str_to_card, suit_of_str
 
 PASS_ACTION = 0
@@ -70,3 +72,9 @@ def str_to_action(text: str) -> int:
     except ValueError as error:
         raise ValueError(f"cannot read action {text!r}: {error}") from None
     raise ValueError(f"cannot read action {text!r}: the forms are {_FORMS}")
+
+
+def uniform_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(B,) int64: one legal action per row, uniformly at random (argmax of noise in (0, 1] on legal entries)."""
+    noise = 1.0 - rng.random(action_masks.shape, dtype=np.float32)  # (0, 1]: a legal entry always beats a masked 0
+    return np.argmax(noise * action_masks, axis=1).astype(np.int64)

@@ -13,7 +13,7 @@ The observation layout is in :mod:`pedro_env.encoding`. The action mask is all z
 that are not acting. ``reset(seed, options={"dealer": int, "decks": [[52 card strings], ...]})``
 injects the first dealer and the decks of the successive deals (top first); when the decks run
 out, the env's seed (an int from 0 to 2**64 - 1) deals. Every agent's ``info`` carries ``"deal"``
-(RULES.md section 11) on the step where a deal ends.
+(docs/rules.md section 11) on the step where a deal ends.
 
 Errors, each with a one-line message: ConfigError (a ValueError) for a bad config; SeedError (a
 ValueError and a TypeError) for a bad seed; ValueError for bad reset options or an unreadable action
@@ -121,7 +121,7 @@ class raw_env(AECEnv):
         self._viewers = [np.array([seat], dtype=np.intp) for seat in range(n)]
         self._no_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
-    # ---- text forms (RULES.md section 11) ----
+    # ---- text forms (docs/rules.md section 11) ----
     @staticmethod
     def action_to_str(action: int) -> str:
         return action_to_str(action)
@@ -275,7 +275,7 @@ class raw_env(AECEnv):
         return [card_to_str(int(card)) for card in deck]
 
     def deal_info(self) -> dict[str, Any]:
-        """The ``"deal"`` info (RULES.md section 11) of the deal that ended in the last step."""
+        """The ``"deal"`` info (docs/rules.md section 11) of the deal that ended in the last step."""
         game = self.game
         assert game is not None
         redeal = bool(game.last_redeal[0])
@@ -307,5 +307,5 @@ class raw_env(AECEnv):
 
 
 def env(render_mode: str | None = None, **config: Any) -> AECEnv:
-    """The Pedro AEC env wrapped in PettingZoo's order enforcement (config keys: RULES.md section 9)."""
+    """The Pedro AEC env wrapped in PettingZoo's order enforcement (config keys: docs/rules.md section 9)."""
     return wrappers.OrderEnforcingWrapper(raw_env(render_mode=render_mode, **config))

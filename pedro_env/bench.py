@@ -554,7 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="extend",
         default=[],
         metavar="KEY=VALUE",
-        help="rules/env config overrides (RULES.md section 9); ints and true/false are parsed",
+        help="rules/env config overrides (docs/rules.md section 9); ints and true/false are parsed",
     )
     parser.add_argument(
         "--threads",

@@ -10,9 +10,11 @@ writable up front (a mistake costs a second, not the minutes of work it would ot
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -121,3 +123,23 @@ def check_output_prefix(prefix: str | Path, suffixes: tuple[str, ...], what: str
     for suffix in suffixes:
         check_output_file(Path(f"{prefix}{suffix}"), f"{what} file")
     return Path(prefix)
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null after a BrokenPipeError (the reader of a pipe stopped early, as ``| head``
+    does), so the interpreter's last flush raises nothing more."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def quiet_on_broken_pipe(main: Callable[[Sequence[str] | None], int]) -> Callable[[Sequence[str] | None], int]:
+    """Wrap a CLI ``main`` so that a reader that stops early (``| head``) ends it quietly, status 0."""
+
+    @functools.wraps(main)
+    def wrapper(argv: Sequence[str] | None = None) -> int:
+        try:
+            return main(argv)
+        except BrokenPipeError:
+            silence_stdout()
+            return 0
+
+    return wrapper

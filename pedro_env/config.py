@@ -1,6 +1,6 @@
 """The one place where a Pedro config is validated.
 
-Rule keys are those of RULES.md section 9; ``reward``, ``episode`` and ``max_deals`` shape the
+Rule keys are those of docs/rules.md section 9; ``reward``, ``episode`` and ``max_deals`` shape the
 episode an environment presents. :func:`make_config` is the only constructor users need: a bad key
 or value raises :class:`ConfigError` naming the key and the allowed values.
 """
@@ -16,7 +16,7 @@ from pedro_env.cards import VARIANT_TOTAL_POINTS
 
 
 class ConfigError(ValueError):
-    """A config key or value outside what RULES.md section 9 (or the env options) allows."""
+    """A config key or value outside what docs/rules.md section 9 (or the env options) allows."""
 
 
 class SeedError(ValueError, TypeError):
@@ -72,7 +72,7 @@ ALLOWED_VALUES: dict[str, tuple[Any, ...] | str] = {
 
 @dataclass(frozen=True)
 class PedroConfig:
-    """Rules (RULES.md section 9) and episode options of one Pedro environment."""
+    """Rules (docs/rules.md section 9) and episode options of one Pedro environment."""
 
     num_players: int = 4
     """Players at the table: 4 = two fixed partnerships (seats 0+2 vs 1+3); 2 or 3 = every player alone."""

@@ -199,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="extend",
         default=[],
         metavar="KEY=VALUE",
-        help="config overrides for the match (keys of RULES.md section 9 plus reward, episode, max_deals)",
+        help="config overrides for the match (keys of docs/rules.md section 9 plus reward, episode, max_deals)",
     )
     args = parser.parse_args(argv)
     try:

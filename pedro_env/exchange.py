@@ -1,4 +1,4 @@
-"""Discard and draw (RULES.md section 5): discards, the reservation rule, the three refills, robbing the pack.
+"""Discard and draw (docs/rules.md section 5): discards, the reservation rule, the three refills, robbing the pack.
 
 Functions take the state and ``games``, an index array into the batch, and update those games in place.
 """

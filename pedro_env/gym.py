@@ -14,7 +14,7 @@ Vector env             ``gymnasium.make_vec("Pedro-v0", num_envs=N)``: :class:`p
 The learner takes seat ``learner_seat`` (an int, or ``"random"`` to draw a seat at every reset from
 the env's RNG); the other seats are played by opponent policies. Under the hood is the PettingZoo
 AEC env (:class:`pedro_env.raw_env`, so the very same engine): ``reset`` and ``step`` play the
-opponents' moves until the learner must decide again or the episode ends. Config keys (RULES.md
+opponents' moves until the learner must decide again or the episode ends. Config keys (docs/rules.md
 section 9, plus ``reward``, ``episode``, ``max_deals``) pass through to :func:`pedro_env.make_config`.
 
 Opponents
@@ -29,7 +29,7 @@ Observation and action
     The observation is the learner's observation vector; the legal actions of the decision at hand
     are ``info["action_mask"]`` (after ``reset`` and every ``step``) and ``env.action_masks()`` (the
     method sb3-contrib's ``MaskablePPO`` calls). Once the episode is over the mask is all zeros.
-    An action is an int in 0..132 or its text form (``"bid 7"``, RULES.md section 11). By default
+    An action is an int in 0..132 or its text form (``"bid 7"``, docs/rules.md section 11). By default
     (``illegal_action="terminate"``) an illegal learner action, an unreadable text included, ends the
     episode with reward ``illegal_reward`` (-1) and ``info["illegal_action"]`` (the action as given),
     as PettingZoo's classic envs do (``TerminateIllegalWrapper``): unmasked learners and generic
@@ -46,11 +46,11 @@ Rewards and episode end
     deal with ``episode="deal"``; ``max_deals`` truncates).
 
 Deal summary
-    When a deal ends during a step, ``info["deal"]`` is its summary: the keys of RULES.md section 11
+    When a deal ends during a step, ``info["deal"]`` is its summary: the keys of docs/rules.md section 11
     in numbers only, so that Gymnasium's vector envs (``SyncVectorEnv``, ``AsyncVectorEnv``) batch it
     into arrays whatever mix of deals ends in one step. ``redeal`` bool; ``maker``, ``bid``,
     ``renege`` ints; ``trump`` the suit index 0..3 (``C D H S``); ``made`` 1 (made), 0 (set); each of
-    these -1 where RULES.md gives None. ``points``, ``delta``, ``scores`` int64 arrays, one entry per
+    these -1 where docs/rules.md gives None. ``points``, ``delta``, ``scores`` int64 arrays, one entry per
     team. :func:`gym_deal_summary` turns the AEC env's summary into this form.
 
 Seeding
@@ -81,7 +81,7 @@ the constructor raises :class:`RenderModeError`, a ``TypeError`` as well as a ``
 ``make_vec_env`` retries without a render mode.
 
 Version history: v0, the first release; illegal actions end the episode by default (they raised before);
-``info["deal"]`` in numbers (it held RULES.md's None values, which Gymnasium's vector envs cannot batch).
+``info["deal"]`` in numbers (it held docs/rules.md's None values, which Gymnasium's vector envs cannot batch).
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def _seat_policies(opponents: Any, num_players: int) -> list[OpponentPolicy]:
 
 
 def gym_deal_summary(deal: Mapping[str, Any]) -> dict[str, Any]:
-    """The AEC env's ``"deal"`` info (RULES.md section 11) in the Gym env's numeric form (module docstring).
+    """The AEC env's ``"deal"`` info (docs/rules.md section 11) in the Gym env's numeric form (module docstring).
 
     Every key keeps one type whatever the deal, so Gymnasium batches the summaries of several envs into
     arrays: a None would not fit the int array Gymnasium makes from another env's int.

@@ -11,10 +11,11 @@ Autoreset              ``AutoresetMode.SAME_STEP``: a finished game restarts wit
 =====================  =====================================================================================
 
 Every game behaves like :class:`pedro_env.gym.PedroGymEnv` with the same arguments (rewards, ``illegal_action``
-and ``illegal_reward``, ``learner_seat`` an int or ``"random"``), except that opponents are batched agents
-(:mod:`agents`): ``opponents`` is an agent spec (``"random"``, ``"rule:heuristic"``, ...) or an object with
-``act(observations, masks, rng)``, for every other seat (the partner too), or a dict ``{seat: spec}`` or a list
-per seat. Each distinct agent acts once per engine step on all the games where one of its seats is to act.
+and ``illegal_reward``, ``learner_seat`` an int or ``"random"``), except that opponents are batched agents:
+``opponents`` is ``"random"`` (or None) or an agent with ``act(observations, masks, rng)`` such as
+``agents.make_agent("rule:heuristic", config)``, for every other seat (the partner too), or a dict
+``{seat: agent}`` or a list per seat. Each distinct agent acts once per engine step on all the games where
+one of its seats is to act.
 
 The engine steps every game of a batch at once; here the games already back at the learner's turn must wait
 while the others' opponents move, so this env drives the engine functions :class:`pedro_env.PedroVectorEnv`
@@ -39,7 +40,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from pedro_env.actions import NUM_ACTIONS
+from pedro_env.actions import NUM_ACTIONS, uniform_legal_actions
 from pedro_env.cli import OneLineErrorParser, int_at_least
 from pedro_env.config import SEED_LIMIT, PedroConfig, check_seed, make_config
 from pedro_env.encoding import ObservationEncoder
@@ -51,16 +52,26 @@ from pedro_env.vector import IllegalActionError, check_actions, illegal_action_m
 __all__ = ["PedroGymVectorEnv", "benchmark"]
 
 
-def _build_agent(entry: Any, config: PedroConfig, built: dict[str, Any]) -> Any:
-    """An agent spec (built once per spec) or an object with ``act`` -> that agent."""
-    if isinstance(entry, str):
-        if entry not in built:
-            from agents import make_agent  # agents sit above the engine; imported only when a spec is built
+class UniformRandomAgent:
+    """Uniformly random legal actions, batched (the default opponent; ``agents``' ``random`` does the same)."""
 
-            built[entry] = make_agent(entry, config)
-        return built[entry]
+    name = "random"
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return uniform_legal_actions(action_masks, rng)
+
+
+def _build_agent(entry: Any, random_agent: UniformRandomAgent) -> Any:
+    """``None`` or ``"random"`` -> the shared uniform random agent; an object with ``act`` -> itself."""
+    if entry is None or entry == "random":
+        return random_agent
+    if isinstance(entry, str):
+        raise TypeError(
+            f"opponents are agents, not specs: pass agents.make_agent({entry!r}, config) "
+            "(the engine package does not import the agents above it)"
+        )
     if not callable(getattr(entry, "act", None)):
-        raise TypeError(f"an opponent must be an agent spec or have act(observations, masks, rng), got {entry!r}")
+        raise TypeError(f"an opponent must be an agent with act(observations, masks, rng) or 'random', got {entry!r}")
     return entry
 
 
@@ -81,8 +92,8 @@ def _seat_agents(opponents: Any, config: PedroConfig) -> list[Any]:
         entries = list(opponents)
     else:
         entries = [opponents] * n
-    built: dict[str, Any] = {}
-    return [_build_agent("random" if entry is None else entry, config, built) for entry in entries]
+    random_agent = UniformRandomAgent()  # one for every random seat: it acts once per engine step
+    return [_build_agent(entry, random_agent) for entry in entries]
 
 
 class PedroGymVectorEnv(VectorEnv):
@@ -328,8 +339,6 @@ def benchmark(learner_steps: int = 20_000, num_envs: int = 256, sync_envs: int =
     ``single``: ``gymnasium.make("Pedro-v0")`` in a Python loop; ``sync``: a ``SyncVectorEnv`` of ``sync_envs``
     of those; ``vector``: :class:`PedroGymVectorEnv` of ``num_envs`` games. Each runs ``learner_steps`` steps.
     """
-    from agents.base import uniform_legal_actions  # the learner: a masked random agent
-
     rng = np.random.default_rng(seed)
     rates: dict[str, float] = {}
 

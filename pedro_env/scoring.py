@@ -1,4 +1,4 @@
-"""Scoring a deal and deciding the match (RULES.md sections 6 renege, 7 and 8). Pure functions over batches.
+"""Scoring a deal and deciding the match (docs/rules.md sections 6 renege, 7 and 8). Pure functions over batches.
 
 Teams are indexed ``0 .. T-1``; every array has a leading batch axis ``B``.
 """

@@ -1,4 +1,4 @@
-"""Following suit and winning tricks (RULES.md section 6). Pure functions over batches; nothing mutates.
+"""Following suit and winning tricks (docs/rules.md section 6). Pure functions over batches; nothing mutates.
 
 All arrays carry a leading batch axis ``B``; ``trump`` is the named suit (0..3) of each game.
 """

@@ -107,7 +107,7 @@ def check_actions(
 
 
 class PedroVectorEnv:
-    """``num_envs`` Pedro matches stepped at once; config keys: RULES.md section 9 plus reward, episode, max_deals."""
+    """``num_envs`` Pedro matches stepped at once; config keys: docs/rules.md section 9 (rules and episode keys)."""
 
     def __init__(self, num_envs: int, config: PedroConfig | None = None, **overrides: Any) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:

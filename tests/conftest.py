@@ -1,8 +1,8 @@
 """Shared test helpers: scripted decks, random legal play, and a slow plain-Python reference of the rules.
 
-The reference (``ref_*`` functions) is written from RULES.md alone, one game at a time with Python ints and
+The reference (``ref_*`` functions) is written from docs/rules.md alone, one game at a time with Python ints and
 lists, so the tests can check the batched engine against something obviously correct. Cards are ids
-``suit * 13 + rank`` (suits C D H S = 0..3, ranks 2..A = 0..12), as in RULES.md and pedro_env.actions.
+``suit * 13 + rank`` (suits C D H S = 0..3, ranks 2..A = 0..12), as in docs/rules.md and pedro_env.actions.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ HAND_AT_PLAY = 6
 TRICKS_PER_DEAL = 6
 TOTAL_POINTS = {"cinch": 14, "sancho": 23, "dom": 17, "pitch": 4}
 
-# action layout of RULES.md / pedro_env.actions, restated here so tests do not lean on engine constants
+# action layout of docs/rules.md / pedro_env.actions, restated here so tests do not lean on engine constants
 PASS, TRUMP_BASE, DISCARD_BASE, DONE, PLAY_BASE = 0, 24, 28, 80, 81
 
 
 def load_vector(path: Path) -> dict[str, Any]:
-    """One conformance vector (RULES.md section 12)."""
+    """One conformance vector (docs/rules.md section 12)."""
     with open(path) as handle:
         return json.load(handle)
 
@@ -75,7 +75,7 @@ def popcount(card_set: int) -> int:
 def build_deck(
     hands: Mapping[int, Sequence[str]], dealer: int, num_players: int, stock: Sequence[str] = ()
 ) -> list[str]:
-    """A 52-card deck (top first) that deals ``hands[seat]`` to every seat (RULES.md section 3).
+    """A 52-card deck (top first) that deals ``hands[seat]`` to every seat (docs/rules.md section 3).
 
     Packets of 3 go clockwise from eldest = (dealer + 1) % n: eldest gets deck[0:3], the next seat deck[3:6], ...
     The stock is ``stock`` in the given order, then every remaining card in card-id order.
@@ -115,7 +115,7 @@ def acting_legal_strings(env: Any) -> list[str]:
     return sorted(env.unwrapped.action_to_str(a) for a in np.flatnonzero(mask))
 
 
-# ---------------------------------------------------------------- the reference rules (RULES.md, one game)
+# ---------------------------------------------------------------- the reference rules (docs/rules.md, one game)
 
 
 def ref_left_pedro(trump: int, variant: str) -> int | None:
@@ -145,7 +145,7 @@ def ref_trump_order(trump: int, variant: str) -> list[int]:
 
 
 def ref_card_points(card: int, trump: int, variant: str) -> int:
-    """RULES.md section 7: High (A) 1, Low (2) 1, Jack 1, Game (T) 1, Pedros 5, sancho 9 = 9, dom 3 = 3."""
+    """docs/rules.md section 7: High (A) 1, Low (2) 1, Jack 1, Game (T) 1, Pedros 5, sancho 9 = 9, dom 3 = 3."""
     if not ref_is_trump(card, trump, variant):
         return 0
     if card == ref_left_pedro(trump, variant):
@@ -162,7 +162,7 @@ def ref_card_points(card: int, trump: int, variant: str) -> int:
 
 
 def ref_legal_plays(hand: Sequence[int], trump: int, led_card: int | None, variant: str) -> list[int]:
-    """RULES.md section 6: follow a trump lead with a trump; on another lead follow suit or trump; else anything."""
+    """docs/rules.md section 6: follow a trump lead with a trump; on another lead follow suit or trump; else any."""
     if led_card is None:
         return sorted(hand)
     led_suit = ref_suit(led_card, trump, variant)
@@ -186,7 +186,7 @@ def ref_trick_winner(trick: Mapping[int, int], leader: int, trump: int, variant:
 
 
 def ref_legal_actions(state: Any, game: int, config: Any) -> list[int]:
-    """The acting seat's legal actions in ``game`` of a PedroState, from RULES.md sections 4-6."""
+    """The acting seat's legal actions in ``game`` of a PedroState, from docs/rules.md sections 4-6."""
     n = config.num_players
     phase = int(state.phase[game])
     actor = int(state.actor[game])
@@ -216,7 +216,7 @@ def ref_legal_actions(state: Any, game: int, config: Any) -> list[int]:
 
 
 def ref_match_winner(scores: Sequence[int], target: int, maker_team: int, made: bool) -> int:
-    """RULES.md section 8; -1 while the match goes on."""
+    """docs/rules.md section 8; -1 while the match goes on."""
     reached = [team for team, score in enumerate(scores) if score >= target]
     if len(reached) == 1:
         return reached[0]
@@ -233,7 +233,7 @@ def ref_match_winner(scores: Sequence[int], target: int, maker_team: int, made: 
 
 
 def ref_score_deal(points: Sequence[int], maker_team: int, bid: int, scoring: str) -> tuple[bool, list[int]]:
-    """RULES.md section 7: (made, delta per team)."""
+    """docs/rules.md section 7: (made, delta per team)."""
     made = points[maker_team] >= bid
     if not made:
         return False, [-bid if team == maker_team else points[team] for team in range(len(points))]

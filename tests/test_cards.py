@@ -1,4 +1,4 @@
-"""Card tables (RULES.md sections 1, 2, 7) and the text forms of cards and actions (section 11)."""
+"""Card tables (docs/rules.md sections 1, 2, 7) and the text forms of cards and actions (section 11)."""
 
 from __future__ import annotations
 

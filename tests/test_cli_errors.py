@@ -11,15 +11,15 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 
+from agents.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from arena.evaluate import main as eval_main  # noqa: E402
+from arena.play import main as play_main  # noqa: E402
+from arena.replay import main as replay_main  # noqa: E402
 from train.bench import main as bench_main  # noqa: E402
-from train.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import make_train_config  # noqa: E402
 from train.curve import main as curve_main  # noqa: E402
-from train.evaluate import main as eval_main  # noqa: E402
-from train.play import main as play_main  # noqa: E402
 from train.ppo import Trainer  # noqa: E402
-from train.replay import main as replay_main  # noqa: E402
 
 from conftest import REPO_ROOT  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Replay every conformance vector (RULES.md section 12) through the public AEC surface."""
+"""Replay every conformance vector (docs/rules.md section 12) through the public AEC surface."""
 
 from __future__ import annotations
 

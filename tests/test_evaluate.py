@@ -1,4 +1,4 @@
-"""train.evaluate and train.ratings: statistics on known numbers, unbiasedness, determinism, the CLI and its errors."""
+"""arena.evaluate and arena.ratings: statistics on known numbers, unbiasedness, determinism, the CLI and its errors."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import agents
-from train.evaluate import EvaluationError, evaluate, main, plot, round_robin, to_csv, to_json
-from train.ratings import bradley_terry, paired_ratio, wilson_interval
+from arena.evaluate import EvaluationError, evaluate, main, plot, round_robin, to_csv, to_json
+from arena.ratings import bradley_terry, paired_ratio, wilson_interval
 
 from conftest import REPO_ROOT, run_module
 
@@ -167,7 +167,7 @@ def test_argument_errors() -> None:
 
 
 def run_cli(arguments: list[str], cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    return run_module("train.evaluate", *arguments, cwd=cwd, timeout=120)
+    return run_module("arena.evaluate", *arguments, cwd=cwd, timeout=120)
 
 
 def test_cli_head_to_head_writes_json_csv_png(tmp_path: Path) -> None:

@@ -33,10 +33,10 @@ import numpy as np
 import pytest
 
 import pedro_env
+from arena.replay import MatchRecord, ReplayError, main, record_from_env, replay_match
 from pedro_env.aec import raw_env
 from pedro_env.config import ALLOWED_VALUES, ConfigError, PedroConfig, SeedError, make_config
 from pedro_env.vector import IllegalActionError, PedroVectorEnv
-from train.replay import MatchRecord, ReplayError, main, record_from_env, replay_match
 
 from conftest import ALL_CARD_NAMES, TOTAL_POINTS
 
@@ -178,11 +178,12 @@ def valid_values(key: str) -> list[Any]:
     allowed = ALLOWED_VALUES[key]
     if isinstance(allowed, tuple):
         return list(allowed)
-    return {"target_score": [1, 11, 62, 10_000, np.int32(21)], "min_bid": [1, 4, 6], "max_deals": [1, 5, 200, 1_000_000]}[key]
+    values = {"target_score": [1, 11, 62, 10_000, np.int32(21)], "min_bid": [1, 4, 6], "max_deals": [1, 5, 200, 10**6]}
+    return values[key]
 
 
 def config_is_valid(overrides: dict[str, Any]) -> bool:
-    """An independent statement of the config rules (RULES.md section 9)."""
+    """An independent statement of the config rules (docs/rules.md section 9)."""
     defaults = {field: getattr(PedroConfig(), field) for field in ALLOWED_VALUES}
     if set(overrides) - set(defaults):
         return False

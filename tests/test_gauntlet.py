@@ -1,4 +1,4 @@
-"""train.gauntlet and ``pedro-eval --gauntlet``: entries and lineups, equality with the head-to-head harness for
+"""arena.gauntlet and ``pedro-eval --gauntlet``: entries and lineups, equality with the head-to-head harness for
 any worker count, the worst case, in-memory policies, the table and the command line."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pedro_env.config import make_config
-from train.evaluate import evaluate, main
-from train.gauntlet import (
+from arena.evaluate import evaluate, main
+from arena.gauntlet import (
     FAST_BATCH,
     GAUNTLET_BASELINES,
     SEARCH_BATCH,
@@ -21,6 +20,7 @@ from train.gauntlet import (
     gauntlet_entries,
     run_gauntlet,
 )
+from pedro_env.config import make_config
 
 from conftest import run_module
 
@@ -124,7 +124,7 @@ def test_in_memory_policies_play_as_named_sides() -> None:
 def test_cli_gauntlet_writes_the_table_json_csv_png(tmp_path: Path) -> None:
     prefix = tmp_path / "g"
     completed = run_module(
-        "train.evaluate",
+        "arena.evaluate",
         "rule:cautious",
         "--gauntlet",
         "--baselines",

@@ -390,7 +390,8 @@ def test_renege_penalty_follows_the_engine() -> None:
     pytest.fail("no renege chance in 50 deals")
 
 
-DEAL_KEYS = ["redeal", "maker", "bid", "trump", "points", "made", "delta", "scores", "renege"]  # RULES.md section 11
+# docs/rules.md section 11
+DEAL_KEYS = ["redeal", "maker", "bid", "trump", "points", "made", "delta", "scores", "renege"]
 
 
 def test_deal_summary_in_numbers_matches_the_aec_summary() -> None:

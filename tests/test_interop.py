@@ -149,7 +149,7 @@ def lowest_bid_policy(observation: np.ndarray, action_mask: np.ndarray, rng: np.
 def test_sync_vector_env_batches_a_renege_and_a_thrown_in_deal_ending_together() -> None:
     # both learners pass. Env 0's opponent bids and leads, and its learner reneges at its first chance; env 1's
     # opponent passes too, so each of its steps throws a deal in. On the renege's step Gymnasium batches both
-    # summaries: RULES.md's Nones against the other env's ints once crashed it (TypeError in _add_info).
+    # summaries: docs/rules.md's Nones against the other env's ints once crashed it (TypeError in _add_info).
     config: dict[str, Any] = {"num_players": 2, "all_pass": "redeal", "renege": "penalty"}
     sync = SyncVectorEnv(
         [
@@ -316,13 +316,22 @@ def test_record_episode_statistics_counts_episodes() -> None:
     assert episodes > 0
 
 
-def test_opponents_from_specs_per_seat_play_in_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_opponents_per_seat_play_in_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents import make_agent
+
     engine_steps = []
     engine_step = gym_vector.step
     monkeypatch.setattr(gym_vector, "step", lambda *args: engine_steps.append(1) or engine_step(*args))
     partner = FirstLegalAgent()
-    venv = PedroGymVectorEnv(6, learner_seat=0, opponents={1: "rule:heuristic", 2: partner, "player_3": None})
-    assert [type(agent).__name__ for agent in venv.agents] == ["RandomAgent", "HeuristicAgent", "FirstLegalAgent"]
+    heuristic = make_agent("rule:heuristic", pedro_env.make_config())
+    venv = PedroGymVectorEnv(6, learner_seat=0, opponents={1: heuristic, 2: partner, "player_3": None})
+    assert [type(agent).__name__ for agent in venv.agents] == [
+        "UniformRandomAgent",
+        "HeuristicAgent",
+        "FirstLegalAgent",
+    ]
+    with pytest.raises(TypeError, match=r"opponents are agents, not specs: pass agents.make_agent\('rule:heuristic'"):
+        PedroGymVectorEnv(2, opponents="rule:heuristic")
     observations, infos = venv.reset(seed=1)
     for _ in range(30):
         observations, _, _, _, infos = venv.step(chosen_by_view(observations, infos["action_mask"]))

@@ -1,4 +1,4 @@
-"""train.match: duplicate pairs really swap seats over identical decks; bookkeeping equals a replay in the AEC env.
+"""arena.match: duplicate pairs really swap seats over identical decks; bookkeeping equals a replay in the AEC env.
 
 The spy test watches what the agents are dealt (through their own observations, decoded with the
 public view) and checks it against a replay of the match seed in ``pedro_env.env()``. The replay
@@ -15,9 +15,9 @@ import pytest
 
 import pedro_env
 from agents.base import Agent, RandomAgent
+from arena.match import MatchResult, play_matches, seats_of_side, shard_bounds, team_of_side
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.view import decode_observations
-from train.match import MatchResult, play_matches, seats_of_side, shard_bounds, team_of_side
 
 BIDDING = 0  # Phase.BID
 NO_RNG = np.random.default_rng(0)  # the replayed agents are deterministic

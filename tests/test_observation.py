@@ -1,4 +1,4 @@
-"""Observations: nothing hidden leaks (RULES.md section 10), the fast encoder equals a slow reference built from
+"""Observations: nothing hidden leaks (docs/rules.md section 10), the fast encoder equals a slow reference built from
 the layout table in pedro_env/encoding.py, and observation_scale keeps entries small."""
 
 from __future__ import annotations

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import pedro_env
+from arena.evaluate import evaluate, save_replays
+from arena.play import MoveError, build_seats, parse_move, play_match
+from arena.replay import MatchRecord, ReplayError, record_from_env, replay_match
 from pedro_env import make_config
 from pedro_env.actions import str_to_action
 from pedro_env.state import Phase
-from train.evaluate import evaluate, save_replays
-from train.play import MoveError, build_seats, parse_move, play_match
-from train.replay import MatchRecord, ReplayError, record_from_env, replay_match
 
 from conftest import run_module, start_module
 
@@ -84,7 +84,7 @@ def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
     stdin = "\n".join(["banana", "play 2C", "?", *moves]) + "\n"
     saved = tmp_path / "match.json"
     done = run_module(
-        "train.play",
+        "arena.play",
         "--seed",
         "11",
         "--opponents",
@@ -104,9 +104,9 @@ def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
     assert record.actions == expected.actions and record.result == expected.result
     assert replay_match(record) == expected.result
     # input that ends early is reported, not a traceback
-    cut = run_module("train.play", "--seed", "11", "--config", "target_score=21", stdin="\n".join(moves[:3]) + "\n")
+    cut = run_module("arena.play", "--seed", "11", "--config", "target_score=21", stdin="\n".join(moves[:3]) + "\n")
     assert cut.returncode == 1 and "Input ended before the match did" in cut.stdout
-    bad = run_module("train.play", "--opponents", "rule:nobody")
+    bad = run_module("arena.play", "--opponents", "rule:nobody")
     assert bad.returncode == 2 and "unknown agent spec 'rule:nobody'" in bad.stderr
 
 
@@ -146,16 +146,16 @@ def test_replays_from_the_env_and_from_pedro_eval_replay_exactly(tmp_path: Path)
     (tmp_path / "junk.json").write_text("{not json")
     with pytest.raises(ReplayError, match="not a JSON replay record"):
         MatchRecord.load(tmp_path / "junk.json")
-    shown = run_module("train.replay", str(path), "--deals")
+    shown = run_module("arena.replay", str(path), "--deals")
     assert shown.returncode == 0 and "matches the record" in shown.stdout
-    missing = run_module("train.replay", str(tmp_path / "nope.json"))
+    missing = run_module("arena.replay", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "replay file not found" in missing.stderr
 
 
-@pytest.mark.parametrize("module", ["train.replay", "train.evaluate"])
+@pytest.mark.parametrize("module", ["arena.replay", "arena.evaluate"])
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str) -> None:
     """``pedro-replay match.json | head -1``: the command stops quietly when the pipe closes."""
-    if module == "train.replay":
+    if module == "arena.replay":
         random_match_record(tmp_path / "match.json")
         args = [str(tmp_path / "match.json")]
     else:
@@ -172,10 +172,10 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str
 @pytest.mark.parametrize(
     "module",
     [
-        "train.evaluate",
+        "arena.evaluate",
         "train.cli",
-        "train.play",
-        "train.replay",
+        "arena.play",
+        "arena.replay",
         "train.bench",
         "train.curve",
         "train.docs",
@@ -187,11 +187,11 @@ def test_every_cli_has_help(module: str) -> None:
     done = run_module(module, "--help")
     assert done.returncode == 0, done.stderr
     assert "usage:" in done.stdout
-    if module in ("train.evaluate", "train.cli", "train.play", "train.replay"):
+    if module in ("arena.evaluate", "train.cli", "arena.play", "arena.replay"):
         assert "examples:" in done.stdout
 
 
-@pytest.mark.parametrize("module,args", [("train.cli", ["--list-keys"]), ("train.evaluate", ["--help"])])
+@pytest.mark.parametrize("module,args", [("train.cli", ["--list-keys"]), ("arena.evaluate", ["--help"])])
 def test_a_reader_gone_before_the_first_line_gets_no_traceback(module: str, args: list[str]) -> None:
     process = start_module(module, *args, text=True)
     assert process.stdout is not None and process.stderr is not None

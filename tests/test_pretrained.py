@@ -8,10 +8,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents import PRETRAINED_PATH, AgentSpecError, make_agent  # noqa: E402
+from agents.checkpoint import load_checkpoint  # noqa: E402
 from agents.policy import PolicyAgent, observation_layout  # noqa: E402
+from arena.evaluate import evaluate  # noqa: E402
 from pedro_env.config import make_config  # noqa: E402
-from train.checkpoint import load_checkpoint  # noqa: E402
-from train.evaluate import evaluate  # noqa: E402
 
 
 def test_the_shipped_policy_is_small_and_loads_with_weights_only() -> None:

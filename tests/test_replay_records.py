@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pedro_env
-from train.replay import MatchRecord, ReplayError, main, printable, record_from_env, replay_match
+from arena.replay import MatchRecord, ReplayError, main, printable, record_from_env, replay_match
 
 from conftest import run_module
 
@@ -150,7 +150,7 @@ def test_the_installed_command_ends_a_bad_record_in_one_line(record: dict, tmp_p
     broken["decks"][0][0] = "ZZ"
     path = tmp_path / "bad-card.json"
     path.write_text(json.dumps(broken))
-    done = run_module("train.replay", str(path))
+    done = run_module("arena.replay", str(path))
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "unknown card 'ZZ'" in done.stderr and "Traceback" not in done.stderr
 

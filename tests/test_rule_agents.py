@@ -16,17 +16,17 @@ import pytest
 import pedro_env
 from agents import make_agent
 from agents.base import Agent
+from arena.match import play_matches
 from pedro_env.cards import RuleTables
 from pedro_env.config import make_config
 from pedro_env.vector import PedroVectorEnv
-from train.match import play_matches
 
 from conftest import build_deck
 
 RULE_SPECS = ["rule:heuristic", "rule:cautious"]
 TRUMP_BASE, DISCARD_BASE, DONE, PLAY_BASE = 24, 28, 80, 81
 
-# every value of every RULES.md section 9 key appears at least once, across 2, 3 and 4 players
+# every value of every docs/rules.md section 9 key appears at least once, across 2, 3 and 4 players
 CONFIGS: list[dict[str, Any]] = [
     {},
     {"six_card": True},

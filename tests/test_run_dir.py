@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("tensorboard")
 
-from train.checkpoint import load_checkpoint  # noqa: E402
+from agents.checkpoint import load_checkpoint  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.rundir import RunDirError, RunLock, check_not_in_use  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The PIMC search agent (agents/search.py): legal in every config, sound sampling, one set of play rules,
+"""The PIMC search agent (agents/search/): legal in every config, sound sampling, one set of play rules,
 exact alpha-beta, reproducible, and able to finish a match."""
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from agents.search import (
     hidden_cards,
     play_tables,
 )
+from arena.match import play_matches
 from pedro_env.cards import RuleTables, str_to_card
 from pedro_env.tricks import legal_plays, trick_winner
 from pedro_env.view import decode_observations
-from train.match import play_matches
 
 PLAY_PHASE, PLAY_OFFSET = 3, 81
 

@@ -17,21 +17,21 @@ pytest.importorskip("yaml")
 pytest.importorskip("tensorboard")
 
 from agents import AgentSpecError, make_agent  # noqa: E402
+from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
 from agents.networks import MASKED_LOGIT, masked_entropy, sample_actions  # noqa: E402
+from arena.match import play_matches  # noqa: E402
 from pedro_env import make_config  # noqa: E402
 from pedro_env.vector import PedroVectorEnv  # noqa: E402
 from pedro_env.view import decode_observations  # noqa: E402
-from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import TrainConfigError, load_train_config, make_train_config  # noqa: E402
-from train.match import play_matches  # noqa: E402
 from train.ppo import Rollout, SeatCredit, Trainer, seat_advantages  # noqa: E402
 from train.run import run_training  # noqa: E402
 
 from conftest import REPO_ROOT, run_module, start_module  # noqa: E402
 
 SMOKE = REPO_ROOT / "configs" / "smoke.yaml"
-DISCARD_BASE = 28  # the first discard action (RULES.md section 11)
+DISCARD_BASE = 28  # the first discard action (docs/rules.md section 11)
 
 
 def tiny_config(**overrides: object):
@@ -366,7 +366,7 @@ def test_checkpoint_agent_plays_legal_actions(tmp_path: Path) -> None:
 def test_a_policy_played_under_other_rules_than_its_training_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from train.evaluate import main as eval_main
+    from arena.evaluate import main as eval_main
 
     trainer = Trainer(tiny_config())  # target_score 11
     save_checkpoint(trainer.state_dict(), tmp_path / "run" / "latest.pt")
@@ -625,7 +625,7 @@ def test_smoke_config_runs_end_to_end_from_the_cli(tmp_path: Path) -> None:
     assert "WORST as opponent" in table and "(league)" in table
     # the checkpoint plays in the harness
     evaluated = run_module(
-        "train.evaluate",
+        "arena.evaluate",
         f"ckpt:{run_dir / 'latest.pt'}",
         "random",
         "--pairs",

@@ -42,7 +42,7 @@ def choose_actions(
 
 
 def vector_deal(deals: dict[str, np.ndarray], game: int) -> dict[str, Any]:
-    """A vector env deal summary in the AEC info form (RULES.md section 11)."""
+    """A vector env deal summary in the AEC info form (docs/rules.md section 11)."""
     redeal = bool(deals["redeal"][game])
     made, renege, trump = int(deals["made"][game]), int(deals["renege"][game]), int(deals["trump"][game])
     return {

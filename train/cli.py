@@ -19,17 +19,14 @@ write mid-run (a full disk) in one line naming the last checkpoint, status 1.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pedro_env.cli import OneLineErrorParser
-from train import quiet_on_broken_pipe
-from train.checkpoint import CheckpointError, export_policy, load_checkpoint
+from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from pedro_env.cli import OneLineErrorParser, quiet_on_broken_pipe
 from train.config import (
     TrainConfig,
     TrainConfigError,
@@ -38,7 +35,6 @@ from train.config import (
     load_train_config,
     make_train_config,
 )
-from train.gauntlet import GauntletResult
 from train.rundir import check_new_run_dir, check_not_in_use
 
 # keys a resumed run may change; the rest fix the run's structure or its exact continuation
@@ -232,26 +228,27 @@ def _checked_saved_config(payload: dict[str, Any], path: Path) -> dict[str, Any]
     return saved
 
 
-def write_config(config: TrainConfig, run_dir: Path) -> Path:
-    import yaml
+def export_policy(source: str | Path, destination: str | Path) -> Path:
+    """The policy of checkpoint ``source`` alone (rules, training config, network, weights, observation layout,
+    and where it came from) written to ``destination``: a small file ``ckpt:`` (and ``pretrained``) can load."""
+    from agents.policy import observation_layout
+    from pedro_env.config import make_config
 
-    path = run_dir / "config.yaml"
-    path.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
-    return path
-
-
-def write_eval_table(result: GauntletResult, run_dir: Path, decisions: int) -> str:
-    """eval.txt (the gauntlet table, worst case first, then every entry's full table) and eval.json (the
-    summaries) in the run directory; returns the gauntlet table."""
-    from train.evaluate import format_head_to_head
-    from train.gauntlet import format_gauntlet
-
-    table = format_gauntlet(result)
-    details = "\n\n".join(format_head_to_head(head, timing=False) for _, head in result.ordered())
-    (run_dir / "eval.txt").write_text(f"policy after {decisions:,} decisions\n\n{table}\n\n{details}\n")
-    document = {"decisions": decisions, "written": time.strftime("%Y-%m-%dT%H:%M:%S"), **result.to_dict()}
-    (run_dir / "eval.json").write_text(json.dumps(document, indent=2))
-    return table
+    payload = load_checkpoint(source)
+    layout = payload.get("observation_layout") or observation_layout(make_config(**payload["config"].get("env", {})))
+    counters = payload.get("counters", {})
+    policy = {
+        "config": payload["config"],
+        "network": payload["network"],
+        "model": payload["model"],
+        "observation_layout": layout,
+        "exported": {
+            "source": str(source),
+            "decisions": int(counters.get("decisions", 0)),
+            "training_s": float(counters.get("elapsed_s", 0.0)),
+        },
+    }
+    return save_checkpoint(policy, destination)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The training config: one frozen dataclass, read from YAML, overridable from the command line.
 
 A config file is a YAML mapping of :class:`TrainConfig` fields; the rules of the games played go
-under ``env:`` as :class:`pedro_env.config.PedroConfig` keys (RULES.md section 9 plus ``reward``,
+under ``env:`` as :class:`pedro_env.config.PedroConfig` keys (docs/rules.md section 9 plus ``reward``,
 ``episode``, ``max_deals``)::
 
     total_decisions: 50_000_000
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from arena.gauntlet import GAUNTLET_BASELINES
 from pedro_env.config import ConfigError, PedroConfig, field_docs, make_config, short_repr
-from train.gauntlet import GAUNTLET_BASELINES
 
 
 class TrainConfigError(ValueError):

@@ -4,7 +4,7 @@
     python -m train.docs --check    # exit 1 if README.md differs from what the dataclasses say
 
 Each table sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers: ``rules-config``
-(:class:`pedro_env.config.PedroConfig`, RULES.md section 9 and the episode keys) and
+(:class:`pedro_env.config.PedroConfig`, docs/rules.md section 9 and the episode keys) and
 ``train-config`` (:class:`train.config.TrainConfig`). The meanings are the docstrings under each
 field; the test suite runs the check.
 """

@@ -37,14 +37,14 @@ import torch
 from torch import nn
 
 from agents import make_agent
+from agents.checkpoint import pack_arrays, unpack_arrays
 from agents.networks import ActorCritic, NetworkShape, masked_entropy, masked_log_probs, sample_actions
 from agents.policy import PolicyAgent, observation_layout, policy_bytes
+from arena.gauntlet import GauntletResult, entry_rate, gauntlet_entries, run_gauntlet
 from pedro_env.actions import NUM_ACTIONS, TRUMP_OFFSET
 from pedro_env.encoding import full_state_size, observation_scale, observation_size
 from pedro_env.vector import PedroVectorEnv, VectorStep
-from train.checkpoint import pack_arrays, unpack_arrays
 from train.config import TrainConfig
-from train.gauntlet import GauntletResult, entry_rate, gauntlet_entries, run_gauntlet
 from train.league import OpponentPool
 from train.teacher import Teacher
 
@@ -721,7 +721,7 @@ class Trainer:
     # -- checkpoints -------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything a resumed run needs, as tensors and plain values (see train.checkpoint)."""
+        """Everything a resumed run needs, as tensors and plain values (see agents.checkpoint)."""
         step = self.step
         step_arrays = {
             "actor": step.actor,

@@ -5,7 +5,7 @@ TensorBoard tags (step = decisions): ``charts/SPS``, ``charts/learning_rate``, `
 ``losses/explained_variance`` (CleanRL's), ``game/avg_bid``, ``game/bid_made_rate``,
 ``game/points_per_deal``, ``game/match_win_rate`` and per group of games ``game/<group>/...``
 (see :class:`train.ppo.GameStats`), ``opponents/<member>/weight`` (the chance a new opponent game
-meets it), and the gauntlet (:mod:`train.gauntlet`): ``eval/worst/win_rate`` (the worst baseline
+meets it), and the gauntlet (:mod:`arena.gauntlet`): ``eval/worst/win_rate`` (the worst baseline
 opponent) and ``eval/worst_partner/win_rate``, then per entry ``eval/vs_<spec>/...`` and
 ``eval/with_<spec>/...``: ``win_rate`` with ``win_rate_low`` / ``win_rate_high`` (its 95% Wilson
 interval), ``points_per_deal``, and the policy's bidding table ``contracts``, ``bid_made_rate``,
@@ -14,16 +14,16 @@ interval), ``points_per_deal``, and the policy's bidding table ``contracts``, ``
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from train.checkpoint import CheckpointError, save_checkpoint
-from train.cli import write_config, write_eval_table
+from agents.checkpoint import CheckpointError, save_checkpoint
+from arena.gauntlet import GauntletResult, is_search
 from train.config import TrainConfig
-from train.gauntlet import GauntletResult, is_search
 from train.ppo import StopRequest, Trainer, checkpoint_path, tag_of
 from train.rundir import RunLock, check_new_run_dir
 
@@ -239,3 +239,25 @@ class _LineReport:
             tqdm.write(text)
         else:
             print(text, flush=True)
+
+
+def write_config(config: TrainConfig, run_dir: Path) -> Path:
+    import yaml
+
+    path = run_dir / "config.yaml"
+    path.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    return path
+
+
+def write_eval_table(result: GauntletResult, run_dir: Path, decisions: int) -> str:
+    """eval.txt (the gauntlet table, worst case first, then every entry's full table) and eval.json (the
+    summaries) in the run directory; returns the gauntlet table."""
+    from arena.evaluate import format_head_to_head
+    from arena.gauntlet import format_gauntlet
+
+    table = format_gauntlet(result)
+    details = "\n\n".join(format_head_to_head(head, timing=False) for _, head in result.ordered())
+    (run_dir / "eval.txt").write_text(f"policy after {decisions:,} decisions\n\n{table}\n\n{details}\n")
+    document = {"decisions": decisions, "written": time.strftime("%Y-%m-%dT%H:%M:%S"), **result.to_dict()}
+    (run_dir / "eval.json").write_text(json.dumps(document, indent=2))
+    return table
