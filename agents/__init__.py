@@ -19,6 +19,7 @@ its most probable action.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,16 @@ from agents.base import Agent, RandomAgent
 from pedro_env.actions import uniform_legal_actions
 from pedro_env.config import PedroConfig, make_config
 
-__all__ = ["Agent", "AgentSpecError", "RandomAgent", "make_agent", "uniform_legal_actions", "AGENT_SPECS"]
+__all__ = [
+    "AGENT_SPECS",
+    "Agent",
+    "AgentSpec",
+    "AgentSpecError",
+    "RandomAgent",
+    "make_agent",
+    "parse_spec",
+    "uniform_legal_actions",
+]
 
 
 class AgentSpecError(ValueError):
@@ -66,43 +76,44 @@ def _parse_options(parts: list[str], spec: str) -> dict[str, Any]:
     return options
 
 
-def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> Agent:
-    """Build an agent from a spec string (see the module docstring) for games of ``config`` (default rules).
+@dataclass(frozen=True)
+class AgentSpec:
+    """A parsed agent spec: ``kind`` is ``random``, ``rule``, ``search``, ``ckpt`` or ``pretrained``; ``name`` the
+    registered agent (rule and search kinds) or the checkpoint path (``ckpt``; the shipped file for ``pretrained``);
+    ``options`` the ``,KEY=VALUE`` parts, typed."""
 
-    Raises AgentSpecError naming the allowed specs for an unknown one, and a clear error for a
-    checkpoint that is missing or cannot be loaded.
+    text: str
+    kind: str
+    name: str
+    options: dict[str, Any]
+
+
+def parse_spec(spec: str) -> AgentSpec:
+    """The one parser of the agent-spec grammar (module docstring); AgentSpecError naming the allowed specs.
+
+    Checks the grammar and the registry only: a checkpoint file is looked at when the agent is built.
     """
-    config = config or make_config()
-    text = spec.strip()
+    text = spec.strip() if isinstance(spec, str) else ""
     if text == "random":
-        return RandomAgent(config)
+        return AgentSpec(text, "random", "random", {})
     kind, sep, rest = text.partition(":")
     if kind == "ckpt" and sep:
-        return _load_checkpoint_agent(rest, config)
+        path_text, options = _split_checkpoint_options(rest)
+        if not path_text:
+            raise AgentSpecError("agent spec 'ckpt:' needs a path: ckpt:runs/NAME/latest.pt")
+        return AgentSpec(text, "ckpt", path_text, options)
     if text == "pretrained" or text.startswith("pretrained,"):
-        if not PRETRAINED_PATH.is_file():
-            raise AgentSpecError(
-                f"the pretrained policy is not at {PRETRAINED_PATH}: it ships in the repository's models/ folder "
-                "(install from a clone with pip install -e .)"
-            )
-        agent = _load_checkpoint_agent(str(PRETRAINED_PATH) + text[len("pretrained") :], config)
-        agent.name = text
-        return agent
+        _, options = _split_checkpoint_options(str(PRETRAINED_PATH) + text[len("pretrained") :])
+        return AgentSpec(text, "pretrained", str(PRETRAINED_PATH), options)
     name, *option_parts = rest.split(",")
     if not sep or kind not in REGISTRY or name not in REGISTRY[kind]:
         raise AgentSpecError(f"unknown agent spec {spec!r}: allowed are {', '.join(AGENT_SPECS)}")
-    module_name, class_name = REGISTRY[kind][name].split(":")
-    agent_class = getattr(importlib.import_module(module_name), class_name)
-    try:
-        agent = agent_class(config, **{**_parse_options(option_parts, spec), **options})
-    except (TypeError, ValueError) as error:  # an unknown option, or a value out of range (samples=-1, samples=abc)
-        raise AgentSpecError(f"agent spec {spec!r}: {error}") from None
-    agent.name = text
-    return agent
+    return AgentSpec(text, kind, name, _parse_options(option_parts, text))
 
 
-def _load_checkpoint_agent(text: str, config: PedroConfig) -> Agent:
-    """``ckpt:PATH[,greedy=false]``: the policy of a pedro-train checkpoint (agents/policy.py)."""
+def _split_checkpoint_options(text: str) -> tuple[str, dict[str, Any]]:
+    """``'runs/x/latest.pt,greedy=false'`` -> ``('runs/x/latest.pt', {'greedy': False})``; a comma that is part of
+    an existing path stays in it. A checkpoint takes only ``greedy=true|false``."""
     path_text, options = text, {}
     while "," in path_text and "=" in path_text.rsplit(",", 1)[1] and not Path(path_text).exists():
         path_text, option = path_text.rsplit(",", 1)
@@ -114,21 +125,55 @@ def _load_checkpoint_agent(text: str, config: PedroConfig) -> Agent:
         )
     if not isinstance(options.get("greedy", True), bool):
         raise AgentSpecError(f"agent spec ckpt:{text}: greedy takes true or false, got {options['greedy']!r}")
-    if not path_text:
-        raise AgentSpecError("agent spec 'ckpt:' needs a path: ckpt:runs/NAME/latest.pt")
-    path = Path(path_text)
+    return path_text, options
+
+
+def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> Agent:
+    """Build an agent from a spec string (see the module docstring) for games of ``config`` (default rules).
+
+    Raises AgentSpecError naming the allowed specs for an unknown one, and a clear error for a
+    checkpoint that is missing or cannot be loaded.
+    """
+    config = config or make_config()
+    parsed = parse_spec(spec)
+    if parsed.kind == "random":
+        return RandomAgent(config)
+    if parsed.kind == "ckpt":
+        return _load_checkpoint_agent(parsed, config)
+    if parsed.kind == "pretrained":
+        if not PRETRAINED_PATH.is_file():
+            raise AgentSpecError(
+                f"the pretrained policy is not at {PRETRAINED_PATH}: it ships in the repository's models/ folder "
+                "(install from a clone with pip install -e .)"
+            )
+        agent = _load_checkpoint_agent(parsed, config)
+        agent.name = parsed.text
+        return agent
+    module_name, class_name = REGISTRY[parsed.kind][parsed.name].split(":")
+    agent_class = getattr(importlib.import_module(module_name), class_name)
+    try:
+        agent = agent_class(config, **{**parsed.options, **options})
+    except (TypeError, ValueError) as error:  # an unknown option, or a value out of range (samples=-1, samples=abc)
+        raise AgentSpecError(f"agent spec {spec!r}: {error}") from None
+    agent.name = parsed.text
+    return agent
+
+
+def _load_checkpoint_agent(parsed: AgentSpec, config: PedroConfig) -> Agent:
+    """``ckpt:PATH[,greedy=false]`` (or ``pretrained``): the policy of a pedro-train checkpoint (agents/policy.py)."""
+    path = Path(parsed.name)
     if not path.exists():
-        raise AgentSpecError(f"checkpoint not found: {path} (agent spec ckpt:{text})")
+        raise AgentSpecError(f"checkpoint not found: {path} (agent spec {parsed.text})")
     try:
         from agents.checkpoint import CheckpointError
         from agents.policy import load_policy_agent
     except ImportError as error:  # torch is an optional dependency (the train extra)
         raise AgentSpecError(
-            f"ckpt:{text} needs torch ({error}); install: pip install torch==2.13.0 && pip install -e '.[train]'"
+            f"{parsed.text} needs torch ({error}); install: pip install torch==2.13.0 && pip install -e '.[train]'"
         ) from None
     try:
-        agent = load_policy_agent(path_text, config, greedy=bool(options.get("greedy", True)))
+        agent = load_policy_agent(parsed.name, config, greedy=bool(parsed.options.get("greedy", True)))
     except (CheckpointError, ValueError) as error:
-        raise AgentSpecError(f"agent spec ckpt:{text}: {error}") from None
-    agent.name = f"ckpt:{text}"
+        raise AgentSpecError(f"agent spec {parsed.text}: {error}") from None
+    agent.name = parsed.text
     return agent

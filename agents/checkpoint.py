@@ -26,6 +26,7 @@ import torch
 
 CHECKPOINT_FORMAT = "pedro-rl/ppo-checkpoint"
 CHECKPOINT_VERSION = 1
+LATEST_NAME = "latest.pt"  # a run directory's checkpoint: RUN_DIR/latest.pt
 
 
 class CheckpointError(ValueError):
@@ -74,11 +75,16 @@ def save_checkpoint(payload: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
+def latest_checkpoint(run_dir: str | Path) -> Path:
+    """The checkpoint a run directory holds (written or not yet)."""
+    return Path(run_dir) / LATEST_NAME
+
+
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and check a checkpoint; raises CheckpointError saying what is wrong with the file."""
     path = Path(path)
     if path.is_dir():
-        candidate = path / "latest.pt"
+        candidate = path / LATEST_NAME
         if not candidate.is_file():
             raise CheckpointError(f"no checkpoint in {path}: expected {candidate}")
         path = candidate

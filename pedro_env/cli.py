@@ -16,9 +16,9 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from pedro_env.config import SeedError, check_seed
+from pedro_env.config import SeedError, check_seed, parse_override
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -143,3 +143,32 @@ def quiet_on_broken_pipe(main: Callable[[Sequence[str] | None], int]) -> Callabl
             return 0
 
     return wrapper
+
+
+def add_rule_overrides(parser: argparse.ArgumentParser) -> None:
+    """``--set KEY=VALUE ...``: rule and episode keys (docs/rules.md section 9), the spelling pedro-train uses
+    (``env.KEY=VALUE`` is accepted too, so one line works in every command). ``--config`` is its old name."""
+    parser.add_argument(
+        "--set",
+        dest="rule_overrides",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help="rule and episode keys (docs/rules.md section 9), e.g. --set target_score=21 variant=sancho",
+    )
+    parser.add_argument(
+        "--config", dest="deprecated_config", nargs="+", action="extend", default=[], help=argparse.SUPPRESS
+    )
+
+
+def rule_overrides(args: argparse.Namespace, prog: str) -> dict[str, Any]:
+    """The ``--set`` (and old ``--config``) assignments as typed keyword arguments for ``make_config``; ConfigError
+    for a bad one. ``--config`` still works and says, in one line on stderr, that ``--set`` replaces it."""
+    if args.deprecated_config:
+        print(
+            f"{prog}: note: --config is now --set (the spelling pedro-train uses); --config still works",
+            file=sys.stderr,
+        )
+    texts = [*args.deprecated_config, *args.rule_overrides]
+    return dict(parse_override(text.removeprefix("env.")) for text in texts)

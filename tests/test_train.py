@@ -391,7 +391,7 @@ def test_opponent_and_partner_games_seat_the_right_players(partner_opponents: st
     baselines = len(trainer.pool.baselines)
     assert len(trainer.pool) > baselines  # the league's first snapshot is in the pool too
     controller, team = trainer.seat_controller, trainer.learner_team
-    team_of_seat = trainer.rules.team_of_seat
+    team_of_seat = trainer.pedro_config.team_of_seat
     self_play = team < 0
     assert (controller[self_play] == -1).all()
     kinds = {"self": 0, "opponent": 0, "partner": 0}
@@ -485,7 +485,7 @@ def test_the_teacher_labels_the_taught_phases_and_kickstarting_pulls_the_policy_
         rollout_steps=48,  # the first deal's bidding, trumps and discards take about twenty steps
     )
     trainer = Trainer(config)
-    teacher = make_agent("rule:heuristic", trainer.rules)
+    teacher = make_agent("rule:heuristic", trainer.pedro_config)
     rollout = trainer.collect()
     labelled = rollout.teacher_actions >= 0
     assert labelled.any() and not (labelled & ~rollout.learner).any()  # only the policy's own decisions
@@ -519,7 +519,7 @@ def test_the_teacher_labels_the_taught_phases_and_kickstarting_pulls_the_policy_
     defenders = Trainer(make_train_config(config, teacher_sides=["defender"], teacher_phases=["discard", "play"]))
     rollout = defenders.collect()
     labelled = rollout.teacher_actions >= 0
-    view = decode_observations(rollout.observations[labelled], defenders.rules)
+    view = decode_observations(rollout.observations[labelled], defenders.pedro_config)
     assert labelled.any() and set(view.maker.tolist()) == {1, 3}
     taught_phases = rollout.learner & rollout.masks[:, :, DISCARD_BASE:].any(axis=2)
     assert labelled.sum() < taught_phases.sum()  # the maker's side is left out

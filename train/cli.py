@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from agents.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
 from pedro_env.cli import OneLineErrorParser, quiet_on_broken_pipe
 from train.config import (
     TrainConfig,
@@ -188,7 +188,7 @@ def _prepare_resume(
     run_dir = path if path.is_dir() or path.suffix != ".pt" else path.parent
     check_not_in_use(run_dir)
     if from_start:
-        if (run_dir / "latest.pt").exists():
+        if latest_checkpoint(run_dir).exists():
             raise TrainConfigError(
                 f"{run_dir} has a checkpoint: continue it with --resume {run_dir} (without --from-start), "
                 "or start a new run under another --run-name"
@@ -198,7 +198,7 @@ def _prepare_resume(
             raise TrainConfigError(f"--from-start needs the run's config: {saved} not found")
         config = make_train_config(load_train_config(saved), **_resume_overrides(settings))
         return run_dir, config, None
-    if run_dir.is_dir() and not (run_dir / "latest.pt").exists() and (run_dir / "config.yaml").is_file():
+    if run_dir.is_dir() and not latest_checkpoint(run_dir).exists() and (run_dir / "config.yaml").is_file():
         raise CheckpointError(
             f"{run_dir} has no checkpoint: the run stopped before its first one; start it again from "
             f"decision 0 with --resume {run_dir} --from-start"

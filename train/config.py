@@ -18,10 +18,13 @@ known ones, a value of the wrong type or outside its range names the key and wha
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from arena.gauntlet import GAUNTLET_BASELINES
@@ -52,7 +55,7 @@ class TrainConfig:
     """Length of the run in decisions (environment steps summed over all games)."""
 
     # ---- the games ----
-    env: dict[str, Any] = field(default_factory=dict)
+    env: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Rule and episode options of the games (PedroConfig keys, e.g. ``{target_score: 62, variant: cinch}``)."""
     num_envs: int = 512
     """Games stepped together in the batched environment."""
@@ -177,9 +180,9 @@ class TrainConfig:
         """Updates in the run (the last may overshoot ``total_decisions`` by less than one rollout)."""
         return max(1, math.ceil(self.total_decisions / self.rollout_decisions))
 
-    @property
+    @functools.cached_property
     def pedro_config(self) -> PedroConfig:
-        """The rules of the games (validated)."""
+        """The rules of the games (validated once, when the config was made)."""
         return make_config(**self.env)
 
     def to_dict(self) -> dict[str, Any]:
@@ -188,7 +191,7 @@ class TrainConfig:
         for item in fields(self):
             value = getattr(self, item.name)
             out[item.name] = (
-                list(value) if isinstance(value, tuple) else (dict(value) if isinstance(value, dict) else value)
+                list(value) if isinstance(value, tuple) else (dict(value) if isinstance(value, Mapping) else value)
             )
         return out
 
@@ -291,9 +294,9 @@ def _coerce(key: str, value: Any, kind: type) -> Any:
             raise wrong
         return tuple(value)
     if kind is dict:
-        if not isinstance(value, dict):
+        if not isinstance(value, Mapping):
             raise wrong
-        return dict(value)
+        return MappingProxyType(dict(value))  # read-only: a frozen config stays frozen
     raise TypeError(f"unhandled field type {kind} of {key}")
 
 
@@ -334,7 +337,8 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
     unknown = [key for key in values if key not in types]
     if unknown:
         raise TrainConfigError(f"unknown config key {unknown[0]!r}: known keys are {', '.join(types)}")
-    merged = dataclasses.asdict(base or TrainConfig())
+    base = base or TrainConfig()
+    merged = {item.name: getattr(base, item.name) for item in fields(TrainConfig)}
     for key, value in values.items():
         merged[key] = _coerce(key, value, types[key])
     _check_keys(merged["env"], "config key 'env'")
@@ -408,23 +412,15 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
 
 
 def _check_specs(values: dict[str, Any]) -> None:
-    """Agent specs must name agents (checked without building them: checkpoints may be written later)."""
-    from agents import AGENT_SPECS, REGISTRY
+    """Agent specs must parse (agents.parse_spec; checkpoints are not opened: they may be written later)."""
+    from agents import AgentSpecError, parse_spec
 
     for key in ("baseline_opponents", "eval_opponents", "bid_assistants", "teacher"):
         for spec in values[key] if key != "teacher" else [values[key]] if values[key] else []:
-            kind, sep, rest = spec.partition(":")
-            name = rest.split(",")[0]
-            ok = (
-                spec == "random"
-                or spec.split(",")[0] == "pretrained"
-                or (kind == "ckpt" and sep and rest)
-                or (sep and name in REGISTRY.get(kind, {}))
-            )
-            if not ok:
-                raise TrainConfigError(
-                    f"config key {key!r}: unknown agent spec {spec!r}: allowed are {', '.join(AGENT_SPECS)}"
-                )
+            try:
+                parse_spec(spec)
+            except AgentSpecError as error:
+                raise TrainConfigError(f"config key {key!r}: {error}") from None
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -471,7 +467,7 @@ def _rule_mapping(value: Any) -> dict[str, Any]:
     """The ``env`` value as a fresh dict of rule keys, or TrainConfigError naming what it is instead."""
     if value is None:
         return {}
-    if not isinstance(value, dict):
+    if not isinstance(value, Mapping):
         raise TrainConfigError(
             f"config key 'env' = {short_repr(value)} is not allowed: it takes {_describe('env', dict)}, "
             "e.g. {target_score: 31}"

@@ -29,7 +29,6 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -405,21 +404,21 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, device: torch.device | None = None) -> None:
         self.config = config
-        self.rules = config.pedro_config
+        self.pedro_config = config.pedro_config
         self.device = device if device is not None else resolve_device(config.device)
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)  # the network's initial weights
-        self.venv = PedroVectorEnv(config.num_envs, self.rules)
-        size = observation_size(self.rules)
+        self.venv = PedroVectorEnv(config.num_envs, self.pedro_config)
+        size = observation_size(self.pedro_config)
         self.shape = NetworkShape(
             observation_size=size,
-            critic_input_size=full_state_size(self.rules) if config.centralized_critic else size,
+            critic_input_size=full_state_size(self.pedro_config) if config.centralized_critic else size,
             num_actions=NUM_ACTIONS,
             hidden_sizes=tuple(config.hidden_sizes),
             shared_trunk=config.shared_trunk and not config.centralized_critic,
         )
-        self.scale = observation_scale(self.rules)
+        self.scale = observation_scale(self.pedro_config)
         self.network = ActorCritic(self.shape, self.scale).to(self.device)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.lr, eps=1e-5)
         self.rng = np.random.default_rng([config.seed, 0])  # opponent assignment, minibatch order
@@ -427,7 +426,7 @@ class Trainer:
         self.sampler = torch.Generator(device=self.device)
         self.sampler.manual_seed(config.seed)
         self.pool = OpponentPool(
-            self.rules,
+            self.pedro_config,
             config.baseline_opponents,
             config.league_size,
             self.shape,
@@ -437,8 +436,8 @@ class Trainer:
             pfsp_floor=config.pfsp_floor,
         )
         self.pool.add_snapshot(self.network, 0)
-        self.team_of_seat = self.rules.team_of_seat.astype(np.intp)
-        self.credit = SeatCredit(config.num_envs, self.rules.num_players)
+        self.team_of_seat = self.pedro_config.team_of_seat.astype(np.intp)
+        self.credit = SeatCredit(config.num_envs, self.pedro_config.num_players)
         self.rollout = Rollout.empty(
             config.rollout_steps,
             config.num_envs,
@@ -451,11 +450,13 @@ class Trainer:
         self.stat_groups += [f"with {spec}" for spec in baseline_specs]
         # bidding assistants (bid_assist_share): baselines that bid for the policy in some games
         self.assistants = (
-            [make_agent(spec, self.rules) for spec in config.bid_assistants] if config.bid_assist_share > 0 else []
+            [make_agent(spec, self.pedro_config) for spec in config.bid_assistants]
+            if config.bid_assist_share > 0
+            else []
         )
         if self.assistants:
             self.stat_groups.append("assisted")
-        self.teacher = Teacher(config, self.rules) if config.teacher else None  # kickstarting (train/teacher.py)
+        self.teacher = Teacher(config, self.pedro_config) if config.teacher else None  # kickstarting (train/teacher.py)
         self.game_stats = GameStats(self.stat_groups)
         self.decisions = 0
         self.updates = 0
@@ -466,13 +467,13 @@ class Trainer:
         self.latest_eval: dict[str, dict[str, float]] = {}
         self.step = self.venv.reset(seed=config.seed * ENV_SEED_STRIDE)
         # who plays each seat: -1 the policy, else an index into the opponent pool
-        self.seat_controller = np.full((config.num_envs, self.rules.num_players), -1, dtype=np.int64)
+        self.seat_controller = np.full((config.num_envs, self.pedro_config.num_players), -1, dtype=np.int64)
         self.learner_team = np.full(config.num_envs, -1, dtype=np.intp)  # the policy's team; -1 in self-play
         self.game_opponent = np.full(config.num_envs, -1, dtype=np.int64)  # pool member of an opponent game, else -1
         self.game_partner = np.full(config.num_envs, -1, dtype=np.int64)  # baseline partner of a partner game, else -1
         self.game_group = np.zeros(config.num_envs, dtype=np.int64)  # index into stat_groups
         # (B, n) assistant bidding for the policy at each seat (index into assistants), -1 none
-        self.bid_assist = np.full((config.num_envs, self.rules.num_players), -1, dtype=np.int64)
+        self.bid_assist = np.full((config.num_envs, self.pedro_config.num_players), -1, dtype=np.int64)
         self.latest_headline = ""  # the last evaluation's worst cases, for the progress line
         self._assign_opponents(np.arange(config.num_envs))
 
@@ -620,7 +621,7 @@ class Trainer:
         """Credit the rewards still pending, bootstrap every open trajectory from its seat's view, run GAE."""
         open_seats = self.credit.finish(self.step, rollout)
         bootstrap = np.zeros(open_seats.shape, dtype=np.float32)
-        for seat in range(self.rules.num_players):
+        for seat in range(self.pedro_config.num_players):
             games = np.flatnonzero(open_seats[:, seat])
             if games.size == 0:
                 continue
@@ -667,12 +668,30 @@ class Trainer:
             self.next_league += self.config.league_interval
         return stats
 
+    # -- the schedule: every interval of the run is kept here ---------------------------------
+
+    def evaluation_due(self) -> bool:
+        """Whether the decisions passed the next evaluation point (every ``eval_interval``); moves it past now."""
+        if self.decisions < self.next_eval:
+            return False
+        while self.next_eval <= self.decisions:
+            self.next_eval += self.config.eval_interval
+        return True
+
+    def checkpoint_due(self) -> bool:
+        """Whether the decisions passed the next checkpoint point (every ``checkpoint_interval``); moves it past now."""
+        if self.decisions < self.next_checkpoint:
+            return False
+        while self.next_checkpoint <= self.decisions:
+            self.next_checkpoint += self.config.checkpoint_interval
+        return True
+
     # -- evaluation ------------------------------------------------------------------------
 
     def policy_agent(self) -> PolicyAgent:
         """A frozen CPU copy of the current policy, playing its most probable action."""
         network = copy.deepcopy(self.network).to("cpu").eval()
-        agent = PolicyAgent(self.rules, network, greedy=True)
+        agent = PolicyAgent(self.pedro_config, network, greedy=True)
         agent.name = "policy"
         return agent
 
@@ -701,18 +720,18 @@ class Trainer:
         """
         config = self.config
         network = copy.deepcopy(self.network).to("cpu").eval()
-        policies = [("policy", policy_bytes(network, self.rules))]
+        policies = [("policy", policy_bytes(network, self.pedro_config))]
         league = []
         for name, index in self.league_names():
             agent = self.pool.agent(index)
             assert isinstance(agent, PolicyAgent)
-            policies.append((name, policy_bytes(agent.network, self.rules)))
+            policies.append((name, policy_bytes(agent.network, self.pedro_config)))
             league.append(name)
         partners = config.eval_partners and partner_pairs != 0
         entries = gauntlet_entries(config.eval_opponents, pairs, search_pairs, partners, league, partner_pairs)
         workers = config.eval_workers or os.cpu_count() or 1
         result = run_gauntlet(
-            "policy", entries, self.rules, config.eval_seed, workers, policies=policies, progress=progress
+            "policy", entries, self.pedro_config, config.eval_seed, workers, policies=policies, progress=progress
         )
         self.latest_eval = result.scalars()
         self.latest_headline = gauntlet_headline(result)
@@ -763,7 +782,7 @@ class Trainer:
             "game_stats": dict(self.game_stats.values),
             "latest_eval": self.latest_eval,
             "latest_headline": self.latest_headline,
-            "observation_layout": observation_layout(self.rules),
+            "observation_layout": observation_layout(self.pedro_config),
         }
 
     def load_state_dict(self, payload: dict[str, Any]) -> None:
@@ -840,7 +859,3 @@ class StopRequest:
     def __exit__(self, *exc: object) -> None:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
-
-
-def checkpoint_path(run_dir: Path) -> Path:
-    return Path(run_dir) / "latest.pt"

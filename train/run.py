@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.checkpoint import CheckpointError, save_checkpoint
+from agents.checkpoint import CheckpointError, latest_checkpoint, save_checkpoint
 from arena.gauntlet import GauntletResult, is_search
 from train.config import TrainConfig
-from train.ppo import StopRequest, Trainer, checkpoint_path, tag_of
+from train.ppo import StopRequest, Trainer, tag_of
 from train.rundir import RunLock, check_new_run_dir
 
 EVAL_REPORT_EVERY_S = 30.0  # without a progress bar, an evaluation reports its progress this often
@@ -94,22 +94,18 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
             sps = (trainer.decisions - session_decisions) / max(time.perf_counter() - session_start, 1e-9)
             if trainer.updates % config.log_interval == 0:
                 _log_update(writer, trainer, stats, sps)
-            if trainer.decisions >= trainer.next_eval:
+            if trainer.evaluation_due():
                 if trainer.decisions < config.total_decisions or not config.final_eval_pairs:
                     _evaluate(trainer, writer, report, progress, final=False)
                 # else the final evaluation below, with more pairs, is the one at this step
-                while trainer.next_eval <= trainer.decisions:
-                    trainer.next_eval += config.eval_interval
             if bar is not None:
                 bar.update(min(trainer.decisions, config.total_decisions) - bar.n)  # the last update overshoots
                 bar.set_postfix_str(_postfix(trainer, None))  # the bar shows decisions/s itself
             elif updates_done % 10 == 0:
                 report(f"{trainer.decisions:,} decisions, {_postfix(trainer, sps)}")
-            if trainer.decisions >= trainer.next_checkpoint:
+            if trainer.checkpoint_due():
                 writer.flush()  # every point up to the checkpoint is on disk before it: a resume keeps them
                 _checkpoint(trainer, run_dir, keep=config.keep_checkpoints)
-                while trainer.next_checkpoint <= trainer.decisions:
-                    trainer.next_checkpoint += config.checkpoint_interval
             if stop.requested or (max_updates is not None and updates_done >= max_updates):
                 break
     if bar is not None:
@@ -133,7 +129,7 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
 
 def _checkpoint(trainer: Trainer, run_dir: Path, keep: bool) -> Path:
     payload = trainer.state_dict()
-    path = save_checkpoint(payload, checkpoint_path(run_dir))
+    path = save_checkpoint(payload, latest_checkpoint(run_dir))
     if keep:
         save_checkpoint(payload, run_dir / f"checkpoint-{trainer.decisions}.pt")
     return path

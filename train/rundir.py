@@ -19,8 +19,9 @@ import time
 from pathlib import Path
 from typing import IO
 
+from agents.checkpoint import LATEST_NAME, latest_checkpoint
+
 LOCK_NAME = ".lock"
-CHECKPOINT_NAME = "latest.pt"
 # what a run writes; --from-start clears these from a directory that has no checkpoint
 RUN_FILE_PATTERNS = ("events.out.tfevents.*", "config.yaml", "eval.txt", "eval.json", "checkpoint-*.pt")
 
@@ -131,7 +132,7 @@ def remove_stale_temporaries(run_dir: Path) -> list[Path]:
 def previous_run_files(run_dir: Path) -> list[Path]:
     """Files of an earlier run in ``run_dir`` (logs, config, tables, checkpoints), sorted."""
     found: set[Path] = set()
-    for pattern in RUN_FILE_PATTERNS + (CHECKPOINT_NAME,):
+    for pattern in RUN_FILE_PATTERNS + (LATEST_NAME,):
         found.update(run_dir.glob(pattern))
     return sorted(found)
 
@@ -141,7 +142,7 @@ def check_new_run_dir(run_dir: Path, from_start: bool) -> None:
 
     With ``from_start`` a directory whose earlier run left no checkpoint is cleared of that run's files.
     """
-    if (run_dir / CHECKPOINT_NAME).exists():
+    if latest_checkpoint(run_dir).exists():
         raise RunDirError(
             f"run directory {run_dir} already holds a run: continue it with --resume {run_dir} "
             "or choose another --run-name"
