@@ -374,7 +374,7 @@ def test_a_policy_played_under_other_rules_than_its_training_says_so(
     assert make_agent(spec, make_config(target_score=11)).trained_rules_note == ""
     assert make_agent(spec, make_config(target_score=21)).trained_rules_note == "target_score 11 (here 21)"
     out = str(tmp_path / "ev")
-    arguments = [spec, "random", "--pairs", "1", "--workers", "1", "--no-progress", "--out", out, "--config"]
+    arguments = [spec, "random", "--pairs", "1", "--workers", "1", "--no-progress", "--out", out, "--set"]
     assert eval_main([*arguments, "target_score=21", "max_deals=5"]) == 0
     assert (
         f"pedro-eval: note: {spec} was trained under other rules: target_score 11 (here 21)" in capsys.readouterr().err

@@ -367,6 +367,23 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
         raise TrainConfigError(
             f"config key 'hidden_sizes' = {list(merged['hidden_sizes'])!r}: {_describe('hidden_sizes', tuple)}"
         )
+    _check_combinations(merged)
+    try:
+        pedro_config = make_config(**merged["env"])
+    except ConfigError as error:
+        raise TrainConfigError(f"config key 'env': {error}") from None
+    if pedro_config.num_players != 4:
+        # the opponent and evaluation logic pits one team against another
+        raise TrainConfigError(
+            f"config key 'env': num_players = {pedro_config.num_players} is not supported for training yet: "
+            "allowed is 4 (two partnerships)"
+        )
+    _check_specs(merged)
+    return TrainConfig(**merged)
+
+
+def _check_combinations(merged: dict[str, Any]) -> None:
+    """Keys that are fine alone but not together (TrainConfigError naming both)."""
     if merged["rollout_steps"] * merged["num_envs"] < merged["num_minibatches"]:
         raise TrainConfigError(
             f"config keys 'num_minibatches' = {merged['num_minibatches']} exceeds the decisions of a rollout "
@@ -397,18 +414,6 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
         raise TrainConfigError(
             "config key 'opponent_share' > 0 needs opponents: give 'baseline_opponents' or a 'league_size' >= 1"
         )
-    try:
-        pedro_config = make_config(**merged["env"])
-    except ConfigError as error:
-        raise TrainConfigError(f"config key 'env': {error}") from None
-    if pedro_config.num_players != 4:
-        # the opponent and evaluation logic pits one team against another
-        raise TrainConfigError(
-            f"config key 'env': num_players = {pedro_config.num_players} is not supported for training yet: "
-            "allowed is 4 (two partnerships)"
-        )
-    _check_specs(merged)
-    return TrainConfig(**merged)
 
 
 def _check_specs(values: dict[str, Any]) -> None:

@@ -226,32 +226,16 @@ def ppo_update(
                 approx_kl = ((ratio - 1) - log_ratio).mean()
                 clip_fractions.append(((ratio - 1.0).abs() > config.clip_coef).float().mean().item())
 
-            advantage = flat_advantages[index]
-            if config.norm_adv and advantage.numel() > 1:
-                advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
-            policy_loss = torch.max(
-                -advantage * ratio, -advantage * torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)
-            ).mean()
-
-            if config.clip_vloss:
-                clipped = old_values[index] + torch.clamp(
-                    new_value - old_values[index], -config.clip_coef, config.clip_coef
-                )
-                value_loss = 0.5 * torch.max((new_value - returns[index]) ** 2, (clipped - returns[index]) ** 2).mean()
-            else:
-                value_loss = 0.5 * ((new_value - returns[index]) ** 2).mean()
+            policy_loss = _clipped_policy_loss(flat_advantages[index], ratio, config)
+            value_loss = _value_loss(new_value, old_values[index], returns[index], config)
             entropy_loss = entropy.mean()
             bonus = (entropy * entropy_weight[index]).mean()
             loss = policy_loss - config.ent_coef * bonus + config.vf_coef * value_loss
             teacher_stats = {}
             if teacher_actions is not None:
-                taught = teacher_actions[index]
-                rows = taught >= 0
-                if rows.any():
-                    teacher_loss = -log_probs[rows].gather(1, taught[rows].unsqueeze(1)).mean()
+                teacher_loss, teacher_stats = _teacher_loss(log_probs, logits, teacher_actions[index])
+                if teacher_loss is not None:
                     loss = loss + teacher_weight * teacher_loss
-                    agreement = (logits[rows].argmax(dim=1) == taught[rows]).float().mean()
-                    teacher_stats = {"teacher_loss": teacher_loss.item(), "teacher_agreement": agreement.item()}
 
             optimizer.zero_grad()
             loss.backward()
@@ -279,6 +263,38 @@ def ppo_update(
         "explained_variance": explained,
         "learner_decisions": float(batch),
     }
+
+
+def _clipped_policy_loss(advantage: torch.Tensor, ratio: torch.Tensor, config: TrainConfig) -> torch.Tensor:
+    """PPO's clipped surrogate (advantages normalised per minibatch with ``norm_adv``)."""
+    if config.norm_adv and advantage.numel() > 1:
+        advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+    return torch.max(
+        -advantage * ratio, -advantage * torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)
+    ).mean()
+
+
+def _value_loss(
+    new_value: torch.Tensor, old_value: torch.Tensor, returns: torch.Tensor, config: TrainConfig
+) -> torch.Tensor:
+    """Half the squared error to the returns, clipped around the old value with ``clip_vloss``."""
+    if not config.clip_vloss:
+        return 0.5 * ((new_value - returns) ** 2).mean()
+    clipped = old_value + torch.clamp(new_value - old_value, -config.clip_coef, config.clip_coef)
+    return 0.5 * torch.max((new_value - returns) ** 2, (clipped - returns) ** 2).mean()
+
+
+def _teacher_loss(
+    log_probs: torch.Tensor, logits: torch.Tensor, taught: torch.Tensor
+) -> tuple[torch.Tensor | None, dict[str, float]]:
+    """Kickstarting: the cross-entropy from the policy to the teacher's actions (-1: no label) and how often the
+    policy's argmax agrees; ``(None, {})`` when the minibatch has no label."""
+    rows = taught >= 0
+    if not rows.any():
+        return None, {}
+    loss = -log_probs[rows].gather(1, taught[rows].unsqueeze(1)).mean()
+    agreement = (logits[rows].argmax(dim=1) == taught[rows]).float().mean()
+    return loss, {"teacher_loss": loss.item(), "teacher_agreement": agreement.item()}
 
 
 # ---------------------------------------------------------------- 5. the trainer
