@@ -269,7 +269,7 @@ class RuleBasedAgent(Agent):
         style = self.personality
         self.bid_margin = (margin if style.bid_margin is None else style.bid_margin) + style.caution
         self.contest_allowance = allowance if style.contest_allowance is None else style.contest_allowance
-        tables = RuleTables.build(config.variant)
+        tables = RuleTables.for_variant(config.variant)
         self.tables = tables
         n, teams = config.num_players, config.num_teams
         self.is_trump = tables.is_trump  # (4, 52) bool [trump, card]

@@ -36,11 +36,11 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from pedro_env.actions import NUM_ACTIONS, action_to_str, str_to_action
-from pedro_env.cards import SUITS, card_to_str, str_to_card
+from pedro_env.cards import SUITS, RuleTables, card_to_str, str_to_card
 from pedro_env.config import PedroConfig, check_seed, make_config, short_repr
 from pedro_env.encoding import ObservationEncoder, full_state_size
 from pedro_env.render import render_table
-from pedro_env.rules import hashed_decks, legal_action_mask, new_match, rule_tables, step
+from pedro_env.rules import hashed_decks, legal_action_mask, new_match, step
 from pedro_env.state import OVER, PedroState
 from pedro_env.vector import IllegalActionError, illegal_action_message, renege_allowed
 
@@ -98,7 +98,7 @@ class raw_env(AECEnv):
             raise ValueError(f"render_mode = {render_mode!r} is not allowed: allowed values are None, 'ansi', 'human'")
         self.render_mode = render_mode
         self.config = make_config(config, **overrides)
-        self.tables = rule_tables(self.config)
+        self.tables = RuleTables.for_variant(self.config.variant)
         self.encoder = ObservationEncoder(self.config, self.tables)
         n = self.config.num_players
         self.possible_agents = [f"player_{seat}" for seat in range(n)]

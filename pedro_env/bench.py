@@ -32,7 +32,7 @@ so when they are not already set the command re-executes itself once with them i
 The report says which happened. ``--threads 0`` leaves affinity and thread variables alone.
 
 A mistake in the arguments (a ``--seed`` outside 0 .. 2**64 - the largest batch size, a batch size
-below 1, a bad ``--config KEY=VALUE``, a ``--json`` path that cannot be written) ends in one line on
+below 1, a bad ``--set KEY=VALUE``, a ``--json`` path that cannot be written) ends in one line on
 stderr and exit status 2 before any measurement (see :mod:`pedro_env.cli`).
 """
 
@@ -58,9 +58,11 @@ from pedro_env.actions import NUM_ACTIONS
 from pedro_env.cli import (
     OneLineErrorParser,
     OutputPathError,
+    add_rule_overrides,
     check_output_file,
     int_at_least,
     positive_seconds,
+    rule_overrides,
     seed_argument,
 )
 from pedro_env.config import SEED_LIMIT, ConfigError, PedroConfig, SeedError, check_seed, make_config, parse_override
@@ -81,7 +83,7 @@ examples:
   python -m pedro_env.bench                              # full run, ~3 s per measurement, one core
   python -m pedro_env.bench --quick --skip-openspiel     # ~0.5 s per measurement, no OpenSpiel
   python -m pedro_env.bench --batch-sizes 1 64 1024 16384 --seconds 5
-  python -m pedro_env.bench --config num_players=2 six_card=true variant=sancho --json bench.json
+  python -m pedro_env.bench --set num_players=2 six_card=true variant=sancho --json bench.json
   python -m pedro_env.bench --threads 0                  # no pinning, library thread defaults
 """
 
@@ -137,7 +139,9 @@ class OpenSpielResult:
 
 
 def parse_config_overrides(items: list[str]) -> dict[str, Any]:
-    """``["KEY=VALUE", ...]`` -> typed config overrides; ConfigError (a ValueError) for a malformed item."""
+    """``["KEY=VALUE", ...]`` -> typed config overrides; ConfigError (a ValueError) for a malformed item.
+
+    (The command reads its ``--set KEY=VALUE`` through :func:`pedro_env.cli.rule_overrides`.)"""
     return dict(parse_override(item) for item in items)
 
 
@@ -548,14 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="B",
         help="batch sizes for PedroVectorEnv (default: 1 256 4096)",
     )
-    parser.add_argument(
-        "--config",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="KEY=VALUE",
-        help="rules/env config overrides (docs/rules.md section 9); ints and true/false are parsed",
-    )
+    add_rule_overrides(parser)
     parser.add_argument(
         "--threads",
         type=int_at_least(0),
@@ -584,11 +581,15 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    needs_thread_vars = args.threads > 0 and not thread_vars_already_set(args.threads)
+    if allow_reexec and needs_thread_vars and not os.environ.get(REEXEC_MARKER):
+        # before the checks below, so the re-executed process alone reports (the --config note once)
+        reexec_with_thread_vars(args.threads)
     try:
-        overrides = parse_config_overrides(args.config)
+        overrides = rule_overrides(args, parser.prog)
         config = make_config(**overrides)
     except ConfigError as error:
-        parser.error(f"--config: {error}")
+        parser.error(f"--set: {error}")
     try:
         # PedroVectorEnv(B).reset(seed) seeds its games seed .. seed + B - 1, each below 2**64
         check_seed(args.seed, games=max(args.batch_sizes), name="--seed")
@@ -597,9 +598,6 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
     except (SeedError, OutputPathError) as error:
         parser.error(str(error))
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
-    needs_thread_vars = args.threads > 0 and not thread_vars_already_set(args.threads)
-    if allow_reexec and needs_thread_vars and not os.environ.get(REEXEC_MARKER):
-        reexec_with_thread_vars(args.threads)
     warmup_seconds = min(0.5, seconds / 4)
 
     machine = machine_info()

@@ -3,8 +3,8 @@
 A card is an integer ``0 .. 51``: ``card = suit * 13 + rank`` with suits ``C D H S`` = ``0 .. 3``
 and ranks ``2 3 4 5 6 7 8 9 T J Q K A`` = ``0 .. 12``. A *card set* is a ``uint64`` with bit
 ``card`` set for each member (so set algebra, counts and legal-move tests are single array ops).
-Every table here is built once at import; tables that depend on the variant are built once per
-:class:`RuleTables` (one per variant).
+Every table here is built once at import; the tables that depend on the variant are a
+:class:`RuleTables`, built once per variant on first use (:meth:`RuleTables.for_variant`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ if sys.byteorder != "little":  # bits_to_cards reads the bytes of a uint64 lowes
 SUITS = "CDHS"
 RANKS = "23456789TJQKA"
 NUM_CARDS = 52
-NUM_SUITS = 4
 
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
 RANK_TWO, RANK_THREE, RANK_FIVE, RANK_NINE, RANK_TEN, RANK_JACK, RANK_ACE = 0, 1, 3, 7, 8, 9, 12
@@ -151,7 +150,17 @@ class RuleTables:
     led_suit_bit: np.ndarray
 
     @staticmethod
+    def for_variant(variant: str) -> RuleTables:
+        """The tables of ``variant``, built on first use and shared after (read-only): what the engine,
+        the renderer and the agents use. KeyError for an unknown variant."""
+        tables = _VARIANT_TABLES.get(variant)
+        if tables is None:
+            tables = _VARIANT_TABLES[variant] = RuleTables.build(variant)
+        return tables
+
+    @staticmethod
     def build(variant: str) -> RuleTables:
+        """Build a fresh set of tables (:meth:`for_variant` gives the shared one)."""
         has_pedros = variant != "pitch"
         is_trump = np.zeros((4, NUM_CARDS), dtype=bool)
         effective_suit = np.tile(CARD_SUIT, (4, 1))
@@ -211,6 +220,9 @@ class RuleTables:
         for table in tables:
             table.setflags(write=False)
         return RuleTables(has_pedros, *tables)
+
+
+_VARIANT_TABLES: dict[str, RuleTables] = {}  # variant -> its tables, filled by RuleTables.for_variant
 
 
 def left_pedro(trump: int) -> int:

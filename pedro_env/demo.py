@@ -7,7 +7,7 @@ Finally ``python -m pedro_env.bench --quick --skip-openspiel`` runs in a subproc
 exists, so a benchmark failure never fails the demo.
 
 The output is a function of ``--seed`` and the config alone (no timings), so two runs print the same.
-A bad ``--seed`` (an int from 0 to 2**64 - 1) or ``--config`` ends in one line on stderr, exit status 2.
+A bad ``--seed`` (an int from 0 to 2**64 - 1) or ``--set KEY=VALUE`` ends in one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
@@ -23,22 +23,14 @@ import numpy as np
 
 import pedro_env
 from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, PLAY_OFFSET, TRUMP_OFFSET
-from pedro_env.cli import OneLineErrorParser, seed_argument
-from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
+from pedro_env.cli import OneLineErrorParser, add_rule_overrides, rule_overrides, seed_argument
+from pedro_env.config import ConfigError, PedroConfig, make_config
 
 EXAMPLES = """examples:
   python -m pedro_env.demo                      # seed 0, default rules (Cinch, 4 players, to 62), then the benchmark
   python -m pedro_env.demo --seed 7 --no-bench  # another match, no benchmark
-  python -m pedro_env.demo --config num_players=2 six_card=true --no-bench  # two players, six cards
+  python -m pedro_env.demo --set num_players=2 six_card=true --no-bench  # two players, six cards
 """
-
-
-def parse_config_item(text: str) -> tuple[str, Any]:
-    """argparse type for ``--config KEY=VALUE`` (see :func:`pedro_env.config.parse_override`)."""
-    try:
-        return parse_override(text)
-    except ConfigError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def team_names(config: PedroConfig) -> list[str]:
@@ -192,21 +184,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="seed of the match and of the random players, 0 to 2**64 - 1 (default 0)",
     )
     parser.add_argument("--no-bench", action="store_true", help="skip the benchmark after the match")
-    parser.add_argument(
-        "--config",
-        type=parse_config_item,
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="KEY=VALUE",
-        help="config overrides for the match (keys of docs/rules.md section 9 plus reward, episode, max_deals)",
-    )
+    add_rule_overrides(parser)
     args = parser.parse_args(argv)
     try:
-        make_config(**dict(args.config))  # checked before the match starts printing
+        overrides = rule_overrides(args, parser.prog)
+        make_config(**overrides)  # checked before the match starts printing
     except ConfigError as error:
-        parser.error(f"--config: {error}")
-    play_match(args.seed, dict(args.config))
+        parser.error(f"--set: {error}")
+    play_match(args.seed, overrides)
     if not args.no_bench:
         print()
         run_benchmark()

@@ -1,11 +1,10 @@
 """Discard and draw (docs/rules.md section 5): discards, the reservation rule, the three refills, robbing the pack.
 
 Functions take the state and ``games``, an index array into the batch, and update those games in place.
+The phase ends when play begins, which :mod:`pedro_env.rules` starts (this module sits below it).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 
@@ -15,6 +14,8 @@ from pedro_env.config import PedroConfig
 from pedro_env.state import PedroState
 
 HAND_AT_PLAY = 6  # every player holds 6 cards when play begins
+_NO_GAMES = np.zeros(0, dtype=np.intp)
+_NO_GAMES.setflags(write=False)
 
 
 def sum_seats(per_seat: np.ndarray) -> np.ndarray:
@@ -48,16 +49,12 @@ def discard_options(state: PedroState, games: np.ndarray, config: PedroConfig) -
 
 
 def apply_discard_phase(
-    state: PedroState,
-    games: np.ndarray,
-    actions: np.ndarray,
-    config: PedroConfig,
-    tables: RuleTables,
-    start_play: Callable[[PedroState, np.ndarray], None],
-) -> None:
-    """Apply ``discard XX`` / ``done`` for ``games``; after the last player's ``done``, refill and start play.
+    state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig, tables: RuleTables
+) -> np.ndarray:
+    """Apply ``discard XX`` / ``done`` for ``games``; after the last player's ``done``, refill (or rob the pack).
 
-    ``start_play(state, games)`` is called for games whose play phase begins.
+    Returns the index array of the games whose discarding is over: :func:`pedro_env.rules.step` starts
+    their play (the maker leads), after this phase is done with them.
     """
     n = config.num_players
     seats = state.actor[games]
@@ -69,14 +66,17 @@ def apply_discard_phase(
         state.hands[d_games, d_seats] &= ~card_bits
         state.discards[d_games, d_seats] |= card_bits
     if not finished.any():
-        return
+        return _NO_GAMES
 
     f_games, f_seats = games[finished], seats[finished]
     robbed = state.robbing[f_games]
     if robbed.any():  # the robbing dealer is down to 6: play begins
         state.robbing[f_games[robbed]] = False
-        start_play(state, f_games[robbed])
+        # robbing only happens with refill "dealer_robs", where the refill below never starts play
+        play_begins = f_games[robbed]
         f_games, f_seats = f_games[~robbed], f_seats[~robbed]
+    else:
+        play_begins = _NO_GAMES
     state.done[f_games, f_seats] = True
     next_seats = (f_seats + 1) % n
     dealer = state.dealer[f_games]
@@ -90,7 +90,8 @@ def apply_discard_phase(
             _rob_the_pack(state, refilling)
         else:
             _set_aside_stock_trumps(state, refilling, tables)
-            start_play(state, refilling)
+            play_begins = refilling
+    return play_begins
 
 
 def _stock_set(stock: np.ndarray, positions: np.ndarray) -> np.ndarray:

@@ -41,11 +41,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from pedro_env.actions import NUM_ACTIONS, uniform_legal_actions
+from pedro_env.cards import RuleTables
 from pedro_env.cli import OneLineErrorParser, int_at_least
 from pedro_env.config import SEED_LIMIT, PedroConfig, check_seed, make_config
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.gym import ENV_ID, check_illegal_action, check_learner_seat, check_render_mode
-from pedro_env.rules import initial_state, legal_action_mask, new_match, rule_tables, step
+from pedro_env.rules import initial_state, legal_action_mask, new_match, step
 from pedro_env.state import OVER, PedroState
 from pedro_env.vector import IllegalActionError, check_actions, illegal_action_message
 
@@ -131,7 +132,7 @@ class PedroGymVectorEnv(VectorEnv):
                 self.agents.append(agent)
         self.seat_agent = np.array([next(i for i, a in enumerate(self.agents) if a is agent) for agent in seat_agents])
 
-        self.tables = rule_tables(self.config)
+        self.tables = RuleTables.for_variant(self.config.variant)
         self.encoder = ObservationEncoder(self.config, self.tables)
         self.single_observation_space = spaces.Box(0, 255, (self.encoder.size,), dtype=np.uint8)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)

@@ -39,7 +39,7 @@ def _team_name(config: PedroConfig, team: int) -> str:
 
 def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: int | None = None) -> str:
     """The table of ``game`` as text. With ``viewer``, other hands are shown only as card counts."""
-    tables = RuleTables.build(config.variant)
+    tables = RuleTables.for_variant(config.variant)
     n = config.num_players
     phase = Phase(int(state.phase[game]))
     trump = int(state.trump[game])

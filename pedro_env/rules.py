@@ -232,18 +232,19 @@ def _apply_bids(state: PedroState, games: np.ndarray, actions: np.ndarray, confi
     state.last_redeal[thrown_in] = True
 
 
-def _apply_trumps(state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig) -> None:
+def _apply_trumps(
+    state: PedroState, games: np.ndarray, actions: np.ndarray, config: PedroConfig, tables: RuleTables
+) -> None:
     state.trump[games] = actions - TRUMP_OFFSET
     if config.six_card:
-        _start_play(state, games, config)
+        _start_play(state, games, config, tables)
     else:
         state.phase[games] = DISCARD
         state.actor[games] = (state.dealer[games] + 1) % config.num_players
 
 
-def _start_play(state: PedroState, games: np.ndarray, config: PedroConfig, tables: RuleTables | None = None) -> None:
+def _start_play(state: PedroState, games: np.ndarray, config: PedroConfig, tables: RuleTables) -> None:
     """The maker leads the first trick; remember which team holds Low (for ``low="held"``)."""
-    tables = tables or _tables_for(config)
     state.phase[games] = PLAY
     state.actor[games] = state.maker[games]
     state.trick_leader[games] = state.maker[games]
@@ -375,19 +376,6 @@ def _credit_points(state: PedroState, games: np.ndarray, delta: np.ndarray, conf
 
 # ---------------------------------------------------------------- step
 
-_TABLES: dict[str, RuleTables] = {}
-
-
-def _tables_for(config: PedroConfig) -> RuleTables:
-    if config.variant not in _TABLES:
-        _TABLES[config.variant] = RuleTables.build(config.variant)
-    return _TABLES[config.variant]
-
-
-def rule_tables(config: PedroConfig) -> RuleTables:
-    """The (cached) lookup tables of the config's variant."""
-    return _tables_for(config)
-
 
 def step(
     state: PedroState, actions: np.ndarray, config: PedroConfig, deck_source: DeckSource = seed_deck_source
@@ -396,7 +384,7 @@ def step(
     with ``renege="penalty"`` a play of a held card outside the legal set is a renege. Games whose
     phase is OVER ignore their action. Afterwards ``rewards``, ``deal_over``, ``terminated`` and
     ``truncated`` describe this step, and the ``last_*`` fields any deal that ended in it."""
-    tables = _tables_for(config)
+    tables = RuleTables.for_variant(config.variant)
     actions = np.asarray(actions).astype(np.int16)
     if state.deal_over.any():  # clear what the previous step's deal endings reported
         state.rewards[:] = 0.0
@@ -410,12 +398,12 @@ def step(
     if games_in[BID] is not None:
         _apply_bids(state, games_in[BID], actions[games_in[BID]], config)
     if games_in[TRUMP] is not None:
-        _apply_trumps(state, games_in[TRUMP], actions[games_in[TRUMP]], config)
+        _apply_trumps(state, games_in[TRUMP], actions[games_in[TRUMP]], config, tables)
     if games_in[DISCARD] is not None:
         games = games_in[DISCARD]
-        exchange.apply_discard_phase(
-            state, games, actions[games], config, tables, lambda s, g: _start_play(s, g, config, tables)
-        )
+        play_begins = exchange.apply_discard_phase(state, games, actions[games], config, tables)
+        if play_begins.size:
+            _start_play(state, play_begins, config, tables)
     if games_in[PLAY] is not None:
         _apply_plays(state, games_in[PLAY], actions[games_in[PLAY]], config, tables)
 

@@ -12,7 +12,7 @@ Game ``i`` of ``reset(seed=s)`` plays exactly like a single game seeded ``s + i`
 seed a uint64, none wrapping round to a small one).
 
 Errors, each with a one-line message: ConfigError for a bad config; SeedError (a ValueError and a
-TypeError) for a bad seed; ValueError for bad ``num_envs``, action arrays or ``restart`` arguments;
+TypeError) for a bad seed; ValueError for bad ``num_envs``, action arrays or ``restart``/``select`` arguments;
 IllegalActionError (a ValueError) for an illegal action; RuntimeError for a call before ``reset``.
 """
 
@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, action_to_str
-from pedro_env.cards import CARD_BIT
+from pedro_env.cards import CARD_BIT, RuleTables
 from pedro_env.config import SEED_LIMIT, PedroConfig, SeedError, check_seed, make_config, short_repr
 from pedro_env.encoding import ObservationEncoder
-from pedro_env.rules import initial_state, legal_action_mask, new_match, rule_tables, step
+from pedro_env.rules import initial_state, legal_action_mask, new_match, step
 from pedro_env.state import OVER, PLAY, PedroState
 
 
@@ -114,7 +114,7 @@ class PedroVectorEnv:
             raise ValueError(f"num_envs = {num_envs!r} is not allowed: it must be an int >= 1")
         self.num_envs = int(num_envs)
         self.config = make_config(config, **overrides)
-        self.tables = rule_tables(self.config)
+        self.tables = RuleTables.for_variant(self.config.variant)
         self.encoder = ObservationEncoder(self.config, self.tables)
         self.num_players = self.config.num_players
         self.observation_size = self.encoder.size
@@ -213,6 +213,39 @@ class PedroVectorEnv:
         result.deals = self._no_deals
         return result
 
+    def select(self, games: np.ndarray) -> PedroVectorEnv:
+        """A new env of ``len(games)`` games: copies of ``games`` (an index array, in that order) as they stand now.
+
+        Each selected game then steps exactly as it would have here (the same state, and the same rewards
+        not yet reported); :meth:`current_step` gives the new env's current step. For evaluation, which moves
+        the matches still running into a smaller batch. ValueError for an empty or out-of-range ``games``.
+        """
+        if self.state is None or self._mask is None:
+            raise RuntimeError("call reset() before select()")
+        games = self._index_array(games, "games", 0, self.num_envs - 1)
+        if games.size == 0:
+            raise ValueError("games must name at least one game")
+        selected = PedroVectorEnv(games.size, config=self.config)
+        selected.state = self.state.select(games)
+        selected._mask = self._mask[games]
+        selected._pending[:] = self._pending[games]
+        selected._no_deals = {name: filler[games] for name, filler in self._no_deals.items()}
+        for filler in selected._no_deals.values():
+            filler.setflags(write=False)
+        return selected
+
+    def current_step(self) -> VectorStep:
+        """The current VectorStep again: actor, observation and mask as they are; ``rewards`` each seat's reward
+        since its own last decision; no episode or deal end flagged (the step that ended them reported those)."""
+        if self.state is None:
+            raise RuntimeError("call reset() before current_step()")
+        result = self._result()
+        result.terminated[:] = False
+        result.truncated[:] = False
+        result.deal_over[:] = False
+        result.deals = self._no_deals
+        return result
+
     @staticmethod
     def _index_array(values: Any, name: str, low: int, high: int, size: int | None = None) -> np.ndarray:
         """``values`` as a 1-D intp array of ints in ``low..high`` (of ``size`` entries if given); ValueError else."""
@@ -268,10 +301,8 @@ class PedroVectorEnv:
             self.reset(seed=0)  # builds the read-only deal fillers
         self.state = state
         self._pending[:] = arrays["pending_rewards"]
-        self.state.terminated[:] = False
-        self.state.truncated[:] = False
-        self.state.deal_over[:] = False
-        return self._result()
+        # the state keeps its deal-end flags: the next step clears them with the deal's rewards and summary
+        return self.current_step()
 
     def full_state(self) -> np.ndarray:
         """(B, D + n*52 + 52) uint8: each game's full state (all hands, the stock) seen from its actor."""

@@ -60,10 +60,6 @@ class PublicView:
         """(B,) int8: the highest bid so far, 0 for none."""
         return self.bids.max(axis=1).clip(0)
 
-    def team_of(self, relative_seat: np.ndarray | int) -> np.ndarray | int:
-        """Relative team of a relative seat (0 = mine): seat % T with four players, the seat itself otherwise."""
-        return relative_seat % self.config.num_teams
-
     def unseen(self) -> np.ndarray:
         """(B,) uint64: cards the viewer has not seen: in other hands (face down) or never turned up in the stock."""
         seen = self.hand | self.open_draws | self.set_aside

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 from pedro_env import bench, demo
 from pedro_env.bench import parse_config_overrides, sample_chance_outcome
 
-from conftest import REPO_ROOT, run_module
+from conftest import REPO_ROOT, module_env, run_module
 
 
 def run_bench(arguments: list[str], json_path: Path) -> dict[str, Any]:
@@ -72,9 +74,7 @@ def test_chance_outcomes_sampled_by_cumulative_probability() -> None:
 
 
 def test_bad_config_is_a_usage_error() -> None:
-    completed = run_module(
-        "pedro_env.bench", "--config", "num_players=5", "--skip-openspiel", cwd=REPO_ROOT, timeout=60
-    )
+    completed = run_module("pedro_env.bench", "--set", "num_players=5", "--skip-openspiel", cwd=REPO_ROOT, timeout=60)
     assert completed.returncode == 2 and completed.stdout == ""
     assert completed.stderr.count("\n") == 1 and "Traceback" not in completed.stderr
     assert "num_players" in completed.stderr and "allowed values are 2, 3, 4" in completed.stderr
@@ -101,8 +101,8 @@ BENCH_MISTAKES = {
     "zero seconds": (["--seconds", "0"], "--seconds: must be a number of seconds > 0, got '0'"),
     "nan seconds": (["--seconds", "nan"], "--seconds: must be a number of seconds > 0, got 'nan'"),
     "negative threads": (["--threads", "-1"], "--threads: must be an int >= 0, got '-1'"),
-    "config value": (["--config", "variant=bridge"], "allowed values are 'cinch', "),
-    "config without =": (["--config", "six_card"], "expected KEY=VALUE with KEY one of num_players, "),
+    "config value": (["--set", "variant=bridge"], "allowed values are 'cinch', "),
+    "config without =": (["--set", "six_card"], "expected KEY=VALUE with KEY one of num_players, "),
     "unknown option": (["--batches", "4"], "unrecognized arguments: --batches 4"),
 }
 
@@ -128,9 +128,9 @@ def test_bench_json_path_is_checked_before_the_work(tmp_path: Path, capsys: pyte
 DEMO_MISTAKES = {
     "negative seed": (["--seed", "-1"], "--seed: must be an int from 0 to 2**64 - 1, got -1"),
     "huge seed": (["--seed", str(2**64)], f"--seed: must be an int from 0 to 2**64 - 1, got {2**64}"),
-    "config value": (["--config", "num_players=5"], "'num_players' = 5 is not allowed: allowed values are 2, 3, 4"),
-    "config pair": (["--config", "reward=win", "episode=deal"], "reward"),
-    "config type": (["--config", "target_score=many"], "config key 'target_score' takes an int, got 'many'"),
+    "config value": (["--set", "num_players=5"], "'num_players' = 5 is not allowed: allowed values are 2, 3, 4"),
+    "config pair": (["--set", "reward=win", "episode=deal"], "reward"),
+    "config type": (["--set", "target_score=many"], "config key 'target_score' takes an int, got 'many'"),
 }
 
 
@@ -142,7 +142,7 @@ def test_demo_mistakes_end_in_one_line(mistake: str, capsys: pytest.CaptureFixtu
 
 
 def test_demo_takes_the_highest_seed(capsys: pytest.CaptureFixture) -> None:
-    assert demo.main(["--no-bench", "--seed", str(2**64 - 1), "--config", "max_deals=2"]) == 0
+    assert demo.main(["--no-bench", "--seed", str(2**64 - 1), "--set", "max_deals=2"]) == 0
     assert f"seed {2**64 - 1}" in capsys.readouterr().out
 
 
@@ -152,3 +152,35 @@ def test_demo_mistake_has_no_traceback() -> None:
     assert completed.stderr == (
         "python -m pedro_env.demo: error: argument --seed: must be an int from 0 to 2**64 - 1, got -1 (see --help)\n"
     )
+
+
+DEPRECATION_NOTE = "note: --config is now --set (the spelling pedro-train uses); --config still works\n"
+
+
+def test_old_config_spelling_still_works(capsys: pytest.CaptureFixture) -> None:
+    assert demo.main(["--no-bench", "--config", "max_deals=2"]) == 0
+    out, err = capsys.readouterr()
+    assert "max_deals=2" in out
+    assert err == f"python -m pedro_env.demo: {DEPRECATION_NOTE}"
+
+
+def test_old_config_spelling_with_a_mistake_is_one_line_across_the_reexecution() -> None:
+    # no thread variables in the environment: the command re-executes itself once; a mistake stays one line
+    # (the note that --set replaces --config is for good values only)
+    environment = {key: value for key, value in module_env().items() if key not in bench.THREAD_ENV_VARS}
+    completed = subprocess.run(
+        [sys.executable, "-m", "pedro_env.bench", "--config", "num_players=5", "--skip-openspiel"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=REPO_ROOT,
+        timeout=60,
+    )
+    assert completed.returncode == 2 and completed.stdout == ""
+    (error,) = completed.stderr.splitlines()
+    assert error.startswith("python -m pedro_env.bench: error: --set: ") and "allowed values are 2, 3, 4" in error
+
+
+def test_set_takes_the_train_spelling_too(capsys: pytest.CaptureFixture) -> None:
+    err = usage_error(demo.main, ["--no-bench", "--set", "env.num_players=5"], capsys)
+    assert "'num_players' = 5 is not allowed" in err

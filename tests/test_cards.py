@@ -196,3 +196,17 @@ def test_bit_sets_round_trip() -> None:
     for value, row in zip(sets.reshape(-1), members.reshape(-1, 52)):
         assert set_to_list(value) == list(np.flatnonzero(row))
         assert int(value) == sum(1 << int(c) for c in np.flatnonzero(row))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_shared_tables_are_built_once_and_read_only(variant: str) -> None:
+    shared = RuleTables.for_variant(variant)
+    assert RuleTables.for_variant(variant) is shared
+    fresh = RuleTables.build(variant)
+    assert shared.has_pedros == fresh.has_pedros
+    for name, table in vars(shared).items():
+        if isinstance(table, np.ndarray):
+            assert np.array_equal(table, getattr(fresh, name)) and table.dtype == getattr(fresh, name).dtype, name
+            assert not table.flags.writeable, name
+    with pytest.raises(KeyError):
+        RuleTables.for_variant("bridge")

@@ -261,3 +261,92 @@ def test_full_state_shape() -> None:
     venv.reset(seed=0)
     env = pedro_env.env()
     assert venv.full_state().shape == (3, env.unwrapped.state_space.shape[0])
+
+
+def step_rows(out: Any, rows: np.ndarray | slice) -> list[Any]:
+    """What a VectorStep says about the games ``rows``, for comparing two envs."""
+    parts = [out.actor, out.observation, out.action_mask, out.rewards, out.terminated, out.truncated, out.deal_over]
+    return [part[rows] for part in parts] + [
+        {key: value[rows] for key, value in out.deals.items()} if out.deal_over[rows].any() else None
+    ]
+
+
+def rows_equal(first: list[Any], second: list[Any]) -> bool:
+    for x, y in zip(first[:-1], second[:-1], strict=True):
+        if not np.array_equal(x, y):
+            return False
+    deals, other = first[-1], second[-1]
+    if deals is None or other is None:
+        return deals is None and other is None
+    return deals.keys() == other.keys() and all(np.array_equal(deals[key], other[key]) for key in deals)
+
+
+@pytest.mark.parametrize("name", ["default-to-7", "renege-penalty", "dealer-robs-dom", "reward-win", "truncated"])
+def test_selected_games_step_like_the_originals(name: str) -> None:
+    config, seed = CONFIGS[name], 31
+    venv = pedro_env.PedroVectorEnv(6, **config)
+    out = venv.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    renege = config.get("renege") == "penalty"
+
+    def actions_for(env: Any, out: Any) -> np.ndarray:
+        return choose_actions(out.action_mask, env.state.hands, out.actor, env.state.phase, rng, renege)
+
+    # select right after a step that ended a deal, so rewards not yet credited and deal flags travel along
+    for _ in range(2000):
+        out = venv.step(actions_for(venv, out))
+        if out.deal_over[[4, 1]].any():
+            break
+    assert out.deal_over[[4, 1]].any()
+    games = np.array([4, 1, 3])
+    selected = venv.select(games)
+    assert selected.num_envs == 3 and selected.config == venv.config
+    current = selected.current_step()
+    for part, original in zip(step_rows(current, slice(None))[:3], step_rows(out, games)[:3], strict=True):
+        assert np.array_equal(part, original)  # actor, observation, mask
+    going_on = ~(out.terminated | out.truncated)[games]  # an ended episode's rewards went with its end
+    assert np.array_equal(current.rewards[going_on], out.rewards[games][going_on])
+    assert np.all(current.rewards[~going_on] == 0.0)
+    assert not (current.terminated.any() or current.truncated.any() or current.deal_over.any())
+
+    ends = 0
+    for step in range(600):
+        actions = actions_for(venv, out)
+        out = venv.step(actions)
+        mine = selected.step(actions[games])
+        assert rows_equal(step_rows(mine, slice(None)), step_rows(out, games)), f"{name} step {step}"
+        ends += int((out.terminated | out.truncated)[games].sum())
+    assert ends >= 1, "the run should cross a match end (auto-reset)"
+    # the copy is independent: the original's state is not shared
+    assert not np.shares_memory(selected.state.hands, venv.state.hands)
+
+
+def test_select_checks_its_games() -> None:
+    venv = pedro_env.PedroVectorEnv(3)
+    with pytest.raises(RuntimeError, match="reset"):
+        venv.select(np.array([0]))
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match="0..2"):
+        venv.select(np.array([3]))
+    with pytest.raises(ValueError, match="at least one"):
+        venv.select(np.zeros(0, dtype=np.intp))
+
+
+@pytest.mark.parametrize("name", ["default-to-7", "renege-penalty", "six-card-redeal"])
+def test_restore_continues_exactly_after_a_deal_end(name: str) -> None:
+    config, seed = CONFIGS[name], 5
+    venv = pedro_env.PedroVectorEnv(4, **config)
+    out = venv.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    renege = config.get("renege") == "penalty"
+    while not out.deal_over.any():  # snapshot right after a deal ended: its rewards and flags are in the state
+        out = venv.step(choose_actions(out.action_mask, venv.state.hands, out.actor, venv.state.phase, rng, renege))
+    restored = pedro_env.PedroVectorEnv(4, **config)
+    again = restored.restore(venv.snapshot())
+    for part, original in zip(step_rows(again, slice(None))[:3], step_rows(out, slice(None))[:3], strict=True):
+        assert np.array_equal(part, original)  # actor, observation, mask
+    for step in range(300):
+        actions = choose_actions(out.action_mask, venv.state.hands, out.actor, venv.state.phase, rng, renege)
+        out = venv.step(actions)
+        again = restored.step(actions)
+        assert rows_equal(step_rows(again, slice(None)), step_rows(out, slice(None))), f"{name} step {step}"

@@ -80,7 +80,7 @@ _PLAY_TABLES: dict[str, PlayTables] = {}
 def play_tables(variant: str) -> PlayTables:
     """The (cached) :class:`PlayTables` of a variant."""
     if variant not in _PLAY_TABLES:
-        _PLAY_TABLES[variant] = PlayTables.from_rule_tables(RuleTables.build(variant))
+        _PLAY_TABLES[variant] = PlayTables.from_rule_tables(RuleTables.for_variant(variant))
     return _PLAY_TABLES[variant]
 
 
