@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents import AGENT_SPECS, AgentSpecError
-from arena.match import RunSettings, Shard, build_agent, run_shards, shard_bounds
+from arena.match import build_agent
 from arena.ratings import HeadToHead, config_dict, describe_config
+from arena.shards import RunSettings, Shard, run_shards, shard_bounds
+from arena.tables import format_percent
 from pedro_env.config import PedroConfig
 
 GAUNTLET_BASELINES = ("random", "rule:heuristic", "rule:cautious", "search:pimc")
@@ -273,16 +275,12 @@ def run_gauntlet(
 # ---------------------------------------------------------------- the table
 
 
-def _percent(value: float) -> str:
-    return "n/a" if not math.isfinite(value) else f"{100 * value:.1f}%"
-
-
 def _bids(head: HeadToHead, side: int) -> str:
     stats = head.sides[side]
     scored = head.sides[0].bids_won + head.sides[1].bids_won
     share = stats.bids_won / scored if scored else math.nan
     average = "n/a" if not math.isfinite(stats.average_bid) else f"{stats.average_bid:.1f}"
-    return f"{_percent(share):>6} {_percent(stats.made_rate):>6} {average:>4}"
+    return f"{format_percent(share):>6} {format_percent(stats.made_rate):>6} {average:>4}"
 
 
 def format_gauntlet(result: GauntletResult) -> str:
@@ -297,7 +295,7 @@ def format_gauntlet(result: GauntletResult) -> str:
             entry, head = found
             low, high = head.win_rate_ci
             lines.append(
-                f"{title}: {entry.label}  {_percent(entry_rate(head))} [{100 * low:.1f}, {100 * high:.1f}] "
+                f"{title}: {entry.label}  {format_percent(entry_rate(head))} [{100 * low:.1f}, {100 * high:.1f}] "
                 f"of {head.decided} decided, {head.points_per_deal.value:+.2f} points per deal"
             )
     width = max(24, *(len(entry.label) + (12 if entry.league else 2) for entry in result.entries))
@@ -310,7 +308,7 @@ def format_gauntlet(result: GauntletResult) -> str:
         low, high = head.win_rate_ci
         name = entry.label + ("  (league)" if entry.league else "")
         lines.append(
-            f"  {name:<{width}}{entry.pairs:>6}  {_percent(entry_rate(head)):>8} "
+            f"  {name:<{width}}{entry.pairs:>6}  {format_percent(entry_rate(head)):>8} "
             f"{f'[{100 * low:.1f}, {100 * high:.1f}]':<14}{head.decided:>6} {head.points_per_deal.value:>+9.2f}   "
             f"{_bids(head, 0):<31}{_bids(head, 1)}"
         )

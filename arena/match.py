@@ -15,28 +15,20 @@ duplicate every pair is a single match, in rotation ``pair % T``.
 Games run ``batch_size`` at a time; each step, every distinct agent acts once on all the games in
 which one of its seats is to act, drawing from one ``rng`` (so a run is reproducible for a given
 seed, pair range and batch size). A finished slot takes the next match; once none is left, the
-batch shrinks to the games still running (see :func:`_shrink`).
+batch shrinks to the games still running (see :meth:`_MatchBatch.shrink_if_sparse`).
 
-Shards (:func:`shard_bounds`, :func:`run_shards`) cut an evaluation into units that depend only on
-the number of pairs and the batch size, each with its own agent RNG, and play them here or in
-worker processes: the same seed then gives the same results for any number of workers.
+:mod:`arena.shards` cuts an evaluation into reproducible units and plays them in worker processes.
 """
 
 from __future__ import annotations
 
-import math
-import multiprocessing
-import os
-import queue as queue_module
-import signal
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from agents import make_agent
+from agents import AGENT_SPECS, AgentSpecError, make_agent
 from agents.base import Agent
 from pedro_env.actions import action_to_str
 from pedro_env.config import PedroConfig
@@ -46,7 +38,6 @@ Side = tuple[str, ...]  # agent specs of one side by position in the team (one s
 
 SHRINK_BELOW = 0.5  # shrink the batch when fewer than this share of its slots still play a match
 MIN_SLOTS_TO_SHRINK = 16  # below this many slots a shrink saves less than it costs
-SHARD_MULTIPLE = 2  # a shard count above 1 is rounded up to a multiple of this, so 2 workers share work evenly
 
 
 @dataclass
@@ -71,6 +62,19 @@ class MatchResult:
         if values["actions"] is None:
             del values["actions"]
         return values
+
+
+def parse_side(text: str) -> Side:
+    """``'rule:heuristic+random'`` -> ``('rule:heuristic', 'random')``; a single spec -> a 1-tuple."""
+    specs = tuple(part.strip() for part in text.split("+"))
+    if not text.strip() or any(not spec for spec in specs):
+        raise AgentSpecError(f"side {text!r} is not a spec or SPEC+SPEC: allowed specs are {', '.join(AGENT_SPECS)}")
+    return specs
+
+
+def side_label(side: Side) -> str:
+    """``('rule:heuristic', 'random')`` -> ``'rule:heuristic+random'`` (the text :func:`parse_side` reads)."""
+    return "+".join(side)
 
 
 def team_of_side(side: int, rotation: int, num_teams: int) -> int:
@@ -120,119 +124,196 @@ def play_matches(
     match. Results come back sorted by (pair, rotation). With ``record`` each result carries its
     actions (text form), enough with its seed to replay the match (:mod:`arena.replay`).
     """
-    teams = config.num_teams
     sides = side_seats(lineup, config)
     if pairs < 1:
         return []
     rng = rng if rng is not None else np.random.default_rng(seed)
-
-    pair_ids = np.arange(first_pair, first_pair + pairs, dtype=np.int64)
-    if duplicate:
-        job_pair, job_rotation = np.repeat(pair_ids, teams), np.tile(np.arange(teams), pairs)
-    else:
-        job_pair, job_rotation = pair_ids, pair_ids % teams
-    num_jobs = job_pair.size
-
-    # the distinct agents, in order of first appearance, and which one sits at [rotation, seat]
-    agents: list[Agent] = []
-    for side in sides:
-        for agent in side:
-            if not any(agent is known for known in agents):
-                agents.append(agent)
-    seat_agent = np.zeros((teams, config.num_players), dtype=np.intp)
-    for rotation in range(teams):
-        for side_index, side in enumerate(sides):
-            for position, seat in enumerate(seats_of_side(side_index, rotation, config)):
-                seat_agent[rotation, seat] = next(i for i, agent in enumerate(agents) if agent is side[position])
-
-    slots = min(batch_size, num_jobs)
-    venv = PedroVectorEnv(slots, config=config)
-    venv.reset(seed=seed)
-    slot_job = np.arange(slots, dtype=np.int64)  # -1 = idle
-    next_job = slots
-    counters = _SlotCounters(slots, teams)
-    step = venv.restart(np.arange(slots), (seed + job_pair[:slots]).astype(np.uint64))
-    team_of_seat = config.team_of_seat.astype(np.intp)
-    side_team = np.arange(teams)  # + rotation, mod T: the team of each side
+    jobs = _MatchJobs.of(first_pair, pairs, config.num_teams, duplicate, seed)
+    seating = _Seating.of(sides, config)
+    batch = _MatchBatch(config, jobs, min(batch_size, jobs.count), record)
     results: list[MatchResult] = []
-    action_logs: list[list[int]] = [[] for _ in range(slots)] if record else []
-
-    while True:
-        active = slot_job >= 0
-        if not active.any():
-            break
-        slot_rotation = job_rotation[np.where(active, slot_job, 0)]
-        acting_agent = np.where(active, seat_agent[slot_rotation, step.actor], -1)
-        actions = np.zeros(venv.num_envs, dtype=np.int64)
-        if not active.all():  # idle slots play any legal action until the batch shrinks
-            idle = np.flatnonzero(~active)
-            actions[idle] = np.argmax(step.action_mask[idle], axis=1)
-        for index, agent in enumerate(agents):
-            games = np.flatnonzero(acting_agent == index)
-            if games.size == venv.num_envs:
-                actions = np.asarray(agent.act(step.observation, step.action_mask, rng), dtype=np.int64)
-            elif games.size:
-                actions[games] = agent.act(step.observation[games], step.action_mask[games], rng)
-        try:
-            next_step = venv.step(actions)
-        except IllegalActionError as error:
-            raise IllegalActionError(f"{_offender(step, actions, acting_agent, agents)}: {error}") from None
-        step = next_step
-        if record:
-            for slot in np.flatnonzero(active):
-                action_logs[slot].append(int(actions[slot]))
-
-        if step.deal_over.any():
-            ended = np.flatnonzero(step.deal_over & active)
-            counters.record_deals(ended, slot_rotation[ended], step.deals, team_of_seat)
-        finished = np.flatnonzero((step.terminated | step.truncated) & active)
-        if finished.size == 0:
-            continue
-        for game in finished:
-            job = int(slot_job[game])
-            match_rotation = int(job_rotation[job])
-            to_team = (side_team + match_rotation) % teams  # side -> team
-            winner_team = int(step.deals["winner"][game]) if step.terminated[game] else -1
-            match = MatchResult(
-                pair=int(job_pair[job]),
-                rotation=match_rotation,
-                seed=int(seed + job_pair[job]),
-                winner=-1 if winner_team < 0 else (winner_team - match_rotation) % teams,
-                truncated=bool(step.truncated[game]),
-                deals=int(counters.deals[game]),
-                scores=step.deals["scores"][game][to_team].astype(int).tolist(),
-                bids_won=counters.bids_won[game].tolist(),
-                bids_made=counters.bids_made[game].tolist(),
-                bid_total=counters.bid_total[game].tolist(),
-                points_taken=counters.points[game].tolist(),
-                actions=[action_to_str(action) for action in action_logs[game]] if record else None,
-            )
-            if record:
-                action_logs[game] = []
+    while batch.any_running():
+        acting_agent = batch.acting_agents(seating.seat_agent)
+        actions = seating.choose_actions(batch.step, acting_agent, rng)
+        batch.advance(actions, acting_agent, seating.agents)
+        for match in batch.take_finished():
             results.append(match)
             if progress is not None:
                 progress(match)
-        counters.clear(finished)
-        refill = finished[: max(0, min(finished.size, num_jobs - next_job))]
-        slot_job[finished[refill.size :]] = -1
-        if refill.size:
-            slot_job[refill] = np.arange(next_job, next_job + refill.size)
-            step = venv.restart(refill, (seed + job_pair[next_job : next_job + refill.size]).astype(np.uint64))
-            next_job += refill.size
-        running = np.flatnonzero(slot_job >= 0)
-        if (
-            next_job == num_jobs
-            and 0 < running.size < SHRINK_BELOW * venv.num_envs
-            and venv.num_envs >= MIN_SLOTS_TO_SHRINK
-        ):
-            venv, step = _shrink(venv, running)
-            slot_job = slot_job[running]
-            if record:
-                action_logs = [action_logs[slot] for slot in running]
-            counters = counters.select(running)
-
     results.sort(key=lambda match: (match.pair, match.rotation))
     return results
+
+
+@dataclass(frozen=True)
+class _MatchJobs:
+    """The matches of a call to :func:`play_matches`, in the order they start: job ``j`` is ``pair[j]`` in
+    ``rotation[j]`` (both ``(J,)`` int64), dealt from seed ``seed + pair[j]``."""
+
+    pair: np.ndarray
+    rotation: np.ndarray
+    seed: int
+
+    @classmethod
+    def of(cls, first_pair: int, pairs: int, teams: int, duplicate: bool, seed: int) -> _MatchJobs:
+        pair_ids = np.arange(first_pair, first_pair + pairs, dtype=np.int64)
+        if duplicate:
+            return cls(np.repeat(pair_ids, teams), np.tile(np.arange(teams), pairs), seed)
+        return cls(pair_ids, pair_ids % teams, seed)
+
+    @property
+    def count(self) -> int:
+        return int(self.pair.size)
+
+    def match_seeds(self, first_job: int, jobs: int) -> np.ndarray:
+        """(jobs,) uint64: the match seeds of jobs ``first_job .. first_job + jobs - 1``."""
+        return (self.seed + self.pair[first_job : first_job + jobs]).astype(np.uint64)
+
+
+@dataclass(frozen=True)
+class _Seating:
+    """The distinct agents of a lineup (in order of first appearance) and ``seat_agent``, (T, n) intp: the index
+    in ``agents`` of the agent at ``[rotation, seat]``."""
+
+    agents: list[Agent]
+    seat_agent: np.ndarray
+
+    @classmethod
+    def of(cls, sides: list[list[Agent]], config: PedroConfig) -> _Seating:
+        agents: list[Agent] = []
+        for side in sides:
+            for agent in side:
+                if not any(agent is known for known in agents):
+                    agents.append(agent)
+        seat_agent = np.zeros((config.num_teams, config.num_players), dtype=np.intp)
+        for rotation in range(config.num_teams):
+            for side_index, side in enumerate(sides):
+                for position, seat in enumerate(seats_of_side(side_index, rotation, config)):
+                    seat_agent[rotation, seat] = next(i for i, agent in enumerate(agents) if agent is side[position])
+        return cls(agents, seat_agent)
+
+    def choose_actions(self, step: VectorStep, acting_agent: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """(B,) int64: each agent acts once, in order, on the games where it is to act (``acting_agent``, -1 for
+        an idle slot: it plays its first legal action until the batch shrinks)."""
+        games_in_batch = acting_agent.size
+        actions = np.zeros(games_in_batch, dtype=np.int64)
+        idle = np.flatnonzero(acting_agent < 0)
+        if idle.size:
+            actions[idle] = np.argmax(step.action_mask[idle], axis=1)
+        for index, agent in enumerate(self.agents):
+            games = np.flatnonzero(acting_agent == index)
+            if games.size == games_in_batch:
+                actions = np.asarray(agent.act(step.observation, step.action_mask, rng), dtype=np.int64)
+            elif games.size:
+                actions[games] = agent.act(step.observation[games], step.action_mask[games], rng)
+        return actions
+
+
+class _MatchBatch:
+    """The games in play: slot ``s`` of ``venv`` plays job ``slot_job[s]`` ((S,) int64, -1 once idle).
+
+    A finished slot takes the next job; once none is left, the batch shrinks to the games still
+    running (see :meth:`shrink_if_sparse`).
+    """
+
+    def __init__(self, config: PedroConfig, jobs: _MatchJobs, slots: int, record: bool) -> None:
+        self.config = config
+        self.jobs = jobs
+        self.record = record
+        self.venv = PedroVectorEnv(slots, config=config)
+        self.venv.reset(seed=jobs.seed)
+        self.slot_job = np.arange(slots, dtype=np.int64)
+        self.next_job = slots
+        self.counters = _SlotCounters(slots, config.num_teams)
+        self.action_logs: list[list[int]] = [[] for _ in range(slots)] if record else []  # per slot, when record
+        self.step = self.venv.restart(np.arange(slots), jobs.match_seeds(0, slots))
+        self.team_of_seat = config.team_of_seat.astype(np.intp)
+
+    def any_running(self) -> bool:
+        return bool((self.slot_job >= 0).any())
+
+    def acting_agents(self, seat_agent: np.ndarray) -> np.ndarray:
+        """(S,) intp: the index of the agent to act in each slot, -1 for an idle one."""
+        active = self.slot_job >= 0
+        slot_rotation = self.jobs.rotation[np.where(active, self.slot_job, 0)]
+        return np.where(active, seat_agent[slot_rotation, self.step.actor], -1)
+
+    def advance(self, actions: np.ndarray, acting_agent: np.ndarray, agents: list[Agent]) -> None:
+        """Step every slot with ``actions``; log them (with ``record``) and count the deals that ended."""
+        try:
+            step = self.venv.step(actions)
+        except IllegalActionError as error:
+            raise IllegalActionError(f"{_offender(self.step, actions, acting_agent, agents)}: {error}") from None
+        self.step = step
+        if self.record:
+            for slot in np.flatnonzero(acting_agent >= 0):
+                self.action_logs[slot].append(int(actions[slot]))
+        if step.deal_over.any():
+            ended = np.flatnonzero(step.deal_over & (acting_agent >= 0))
+            rotations = self.jobs.rotation[self.slot_job[ended]]
+            self.counters.record_deals(ended, rotations, step.deals, self.team_of_seat)
+
+    def take_finished(self) -> list[MatchResult]:
+        """The matches that ended in the last step (by slot), their slots refilled or left idle."""
+        finished = np.flatnonzero((self.step.terminated | self.step.truncated) & (self.slot_job >= 0))
+        if finished.size == 0:
+            return []
+        matches = [self._result_of(int(game)) for game in finished]
+        self.counters.clear(finished)
+        self._refill(finished)
+        self.shrink_if_sparse()
+        return matches
+
+    def _result_of(self, game: int) -> MatchResult:
+        """The finished match in slot ``game``, with per-side figures (its action log emptied)."""
+        step, counters, teams = self.step, self.counters, self.config.num_teams
+        job = int(self.slot_job[game])
+        rotation = int(self.jobs.rotation[job])
+        to_team = (np.arange(teams) + rotation) % teams  # side -> team
+        winner_team = int(step.deals["winner"][game]) if step.terminated[game] else -1
+        actions = None
+        if self.record:
+            actions = [action_to_str(action) for action in self.action_logs[game]]
+            self.action_logs[game] = []
+        return MatchResult(
+            pair=int(self.jobs.pair[job]),
+            rotation=rotation,
+            seed=int(self.jobs.seed + self.jobs.pair[job]),
+            winner=-1 if winner_team < 0 else (winner_team - rotation) % teams,
+            truncated=bool(step.truncated[game]),
+            deals=int(counters.deals[game]),
+            scores=step.deals["scores"][game][to_team].astype(int).tolist(),
+            bids_won=counters.bids_won[game].tolist(),
+            bids_made=counters.bids_made[game].tolist(),
+            bid_total=counters.bid_total[game].tolist(),
+            points_taken=counters.points[game].tolist(),
+            actions=actions,
+        )
+
+    def _refill(self, finished: np.ndarray) -> None:
+        """Start the next jobs in the ``finished`` slots (in order) while jobs are left; the rest go idle."""
+        refill = finished[: max(0, min(finished.size, self.jobs.count - self.next_job))]
+        self.slot_job[finished[refill.size :]] = -1
+        if refill.size:
+            self.slot_job[refill] = np.arange(self.next_job, self.next_job + refill.size)
+            self.step = self.venv.restart(refill, self.jobs.match_seeds(self.next_job, refill.size))
+            self.next_job += refill.size
+
+    def shrink_if_sparse(self) -> None:
+        """Once no job is left to start, move the games still running into a batch of their own when they fill
+        less than SHRINK_BELOW of it: the engine steps every slot, so idle ones would cost as much as live ones."""
+        running = np.flatnonzero(self.slot_job >= 0)
+        if not (
+            self.next_job == self.jobs.count
+            and 0 < running.size < SHRINK_BELOW * self.venv.num_envs
+            and self.venv.num_envs >= MIN_SLOTS_TO_SHRINK
+        ):
+            return
+        self.venv = self.venv.select(running)
+        self.step = self.venv.current_step()
+        self.slot_job = self.slot_job[running]
+        if self.record:
+            self.action_logs = [self.action_logs[slot] for slot in running]
+        self.counters = self.counters.select(running)
 
 
 class _SlotCounters:
@@ -274,22 +355,6 @@ class _SlotCounters:
         return kept
 
 
-def _shrink(venv: PedroVectorEnv, games: np.ndarray) -> tuple[PedroVectorEnv, VectorStep]:
-    """A smaller env holding only ``games`` (in that order) mid-match, and its current step.
-
-    The engine steps every slot of a batch, so once no match is left to start, the slots whose
-    match ended would cost as much as the ones still playing; moving the running games into a
-    batch of their own keeps the tail of an evaluation cheap. Uses only the public surface: the
-    state is a dataclass of per-game arrays, and ``restart`` of no games recomputes the step.
-    """
-    assert venv.state is not None
-    smaller = PedroVectorEnv(games.size, config=venv.config)
-    smaller.reset(seed=0)
-    smaller.state = venv.state.select(games)
-    step = smaller.restart(np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.uint64))
-    return smaller, step
-
-
 def _offender(step: VectorStep, actions: np.ndarray, acting_agent: np.ndarray, agents: list[Agent]) -> str:
     """Name the agent whose action was illegal (for the error message)."""
     legal = step.action_mask[np.arange(actions.size), np.clip(actions, 0, step.action_mask.shape[1] - 1)] != 0
@@ -299,7 +364,7 @@ def _offender(step: VectorStep, actions: np.ndarray, acting_agent: np.ndarray, a
     return f"agent {agents[int(acting_agent[bad[0]])].name!r} played an illegal action"
 
 
-# ---------------------------------------------------------------- shards: reproducible units of work, run in workers
+# ---------------------------------------------------------------- agents from specs
 
 _AGENT_CACHE: dict[tuple[str, PedroConfig], Agent] = {}
 
@@ -314,143 +379,3 @@ def build_agent(spec: str, config: PedroConfig) -> Agent:
     if key not in _AGENT_CACHE:
         _AGENT_CACHE[key] = make_agent(spec, config)
     return _AGENT_CACHE[key]
-
-
-def shard_bounds(pairs: int, batch_size: int, matches_per_pair: int) -> list[tuple[int, int]]:
-    """(first_pair, pairs) of each shard, sizes as even as possible.
-
-    One shard when every match fits in one batch of ``batch_size``; otherwise an even number of
-    shards of at most ``batch_size`` matches, so two workers get equal shares (more workers need a
-    smaller batch size to get more shards). Depends only on ``pairs`` and ``batch_size``, never on
-    the worker count, so the results do not either. Big batches matter more than many shards for
-    fast agents: a step of the engine or an agent costs much the same for 100 games as for 1000.
-    """
-    per_shard = max(1, batch_size // matches_per_pair)
-    count = math.ceil(pairs / per_shard)
-    if count > 1:
-        count = min(pairs, SHARD_MULTIPLE * math.ceil(count / SHARD_MULTIPLE))
-    edges = [round(index * pairs / count) for index in range(count + 1)]
-    return [(edges[index], edges[index + 1] - edges[index]) for index in range(count)]
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Pairs ``first_pair .. first_pair + pairs - 1`` of one pairing of sides, with agent RNG ``(seed, index)``."""
-
-    pairing: int  # which pairing of a round robin (0 for a head to head)
-    sides: tuple[Side, ...]  # one side per team: agent specs by position
-    first_pair: int
-    pairs: int
-    index: int  # shard number within the pairing: seeds the agents' RNG
-    batch_size: int = 0  # matches played at once; 0: the run's (RunSettings.batch_size)
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """What every shard of a run shares."""
-
-    config: PedroConfig
-    seed: int  # match pair p deals from seed + p; the agents' RNG of shard i is seeded (seed, i)
-    batch_size: int
-    duplicate: bool
-    record: bool = False  # keep every match's actions (for replay files)
-    policies: tuple[tuple[str, bytes], ...] = ()  # in-memory policies (name, agents.policy.policy_bytes) sides may name
-
-
-ProgressReport = Callable[[list[tuple[int, int]]], None]  # called with [(pairing, winner side), ...] of new results
-REPORT_EVERY_S = 0.2  # a shard batches its progress reports (they cross a process boundary with workers)
-
-
-def play_shard(shard: Shard, settings: RunSettings, report: ProgressReport | None = None) -> list[MatchResult]:
-    """Play one shard in this process; its results depend only on the shard and the settings."""
-    inline = dict(settings.policies)
-    built: dict[str, Agent] = {}
-
-    def agent_for(spec: str) -> Agent:
-        if spec not in inline:
-            return build_agent(spec, settings.config)
-        if spec not in built:  # one instance per name, so a policy named twice acts in one call
-            from agents.policy import policy_agent_from_bytes
-
-            built[spec] = policy_agent_from_bytes(inline[spec], settings.config, name=spec)
-        return built[spec]
-
-    lineup = [[agent_for(spec) for spec in side] for side in shard.sides]
-    unreported: list[tuple[int, int]] = []
-    last_report = time.monotonic()
-
-    def on_match(match: MatchResult) -> None:
-        nonlocal last_report
-        unreported.append((shard.pairing, match.winner))
-        if report is not None and time.monotonic() - last_report > REPORT_EVERY_S:
-            report(unreported.copy())
-            unreported.clear()
-            last_report = time.monotonic()
-
-    results = play_matches(
-        lineup,
-        settings.config,
-        pairs=shard.pairs,
-        seed=settings.seed,
-        batch_size=shard.batch_size or settings.batch_size,
-        rng=np.random.default_rng([settings.seed, shard.index]),
-        progress=on_match,
-        first_pair=shard.first_pair,
-        duplicate=settings.duplicate,
-        record=settings.record,
-    )
-    if report is not None and unreported:
-        report(unreported)
-    return results
-
-
-def run_shards(
-    shards: Sequence[Shard], settings: RunSettings, workers: int = 1, report: ProgressReport | None = None
-) -> list[list[MatchResult]]:
-    """Every shard's results, in the order of ``shards``: here when ``workers`` is 1, else in spawned processes.
-
-    Workers take shards as they free up; each reports progress through a queue that this process
-    drains into ``report``. A worker's exception is raised here.
-    """
-    if workers <= 1 or len(shards) <= 1:
-        return [play_shard(shard, settings, report) for shard in shards]
-    context = multiprocessing.get_context("spawn")  # no forked copies of threads or open files
-    progress_queue = context.Queue()
-    results: list[list[MatchResult] | None] = [None] * len(shards)
-    with context.Pool(min(workers, len(shards)), initializer=_worker_init, initargs=(progress_queue,)) as pool:
-        running = {position: pool.apply_async(_worker_play, (shard, settings)) for position, shard in enumerate(shards)}
-        while running:
-            _drain(progress_queue, report, timeout=0.1)
-            for position in [position for position, job in running.items() if job.ready()]:
-                results[position] = running.pop(position).get()
-        _drain(progress_queue, report, timeout=0.0)
-    return [shard_results for shard_results in results if shard_results is not None]
-
-
-_WORKER_QUEUE: Any = None  # in a worker process: where progress reports go
-
-
-def _worker_init(progress_queue: Any) -> None:
-    global _WORKER_QUEUE
-    _WORKER_QUEUE = progress_queue
-    # one thread per worker: torch (imported later, for policies) would otherwise start one per core in each
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = "1"
-    # Ctrl-C is the parent's to handle (pedro-train stops at the next update; pedro-eval ends the pool)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _worker_play(shard: Shard, settings: RunSettings) -> list[MatchResult]:
-    return play_shard(shard, settings, _WORKER_QUEUE.put)
-
-
-def _drain(progress_queue: Any, report: ProgressReport | None, timeout: float) -> None:
-    """Pass every progress batch waiting in the queue to ``report`` (waiting up to ``timeout`` for the first)."""
-    try:
-        while True:
-            batch = progress_queue.get(timeout=timeout) if timeout > 0 else progress_queue.get_nowait()
-            if report is not None:
-                report(batch)
-            timeout = 0.0
-    except queue_module.Empty:
-        pass

@@ -32,8 +32,15 @@ from arena.replay import MatchRecord, record_from_env
 from pedro_env.actions import DISCARD_OFFSET, MAX_TOTAL_POINTS, PLAY_OFFSET, action_to_str, str_to_action
 from pedro_env.aec import raw_env
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, str_to_card, suit_of_str
-from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file, quiet_on_broken_pipe
-from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
+from pedro_env.cli import (
+    OneLineErrorParser,
+    OutputPathError,
+    add_rule_overrides,
+    check_output_file,
+    quiet_on_broken_pipe,
+    rule_overrides,
+)
+from pedro_env.config import ConfigError, PedroConfig, make_config
 from pedro_env.render import render_table
 from pedro_env.state import Phase
 from pedro_env.tricks import trick_winner
@@ -146,7 +153,7 @@ class Seat:
     agent: Agent | None
 
 
-def deal_summary(deal: dict, log: DealLog, config: PedroConfig, tables: RuleTables, seats: list[Seat]) -> str:
+def narrate_deal_end(deal: dict, log: DealLog, config: PedroConfig, tables: RuleTables, seats: list[Seat]) -> str:
     """The end of a deal in words: maker and bid, point cards by who took them, made or set, scores."""
     if deal["redeal"]:
         return "Everybody passed: the deal is thrown in and dealt again."
@@ -168,84 +175,101 @@ def deal_summary(deal: dict, log: DealLog, config: PedroConfig, tables: RuleTabl
     return "\n".join(lines)
 
 
-def play_match(
+def play_interactive_match(
     seats: list[Seat],
     config: PedroConfig,
     seed: int,
     read_line: Callable[[str], str],
     write: Callable[[str], None],
 ) -> MatchRecord:
-    """Play one match; ``read_line(prompt)`` gives the person's moves (EOFError ends the match early)."""
+    """Play one match; ``read_line(prompt)`` gives the person's moves (EOFError ends the match early).
+
+    Before each of the person's moves ``write`` gets the other seats' moves since their last one, the
+    table from their seat and the legal moves; typing ``q`` ends the match where it stands.
+    """
     env = raw_env(config=config)
     env.reset(seed=seed)
     assert env.game is not None
     tables = RuleTables.build(config.variant)
     rng = np.random.default_rng(seed)
     log = DealLog()
-    human_seats = [seat for seat, who in enumerate(seats) if who.agent is None]
-    events: list[str] = []
+    events: list[str] = []  # what happened since the person last saw the table
     players = [who.label for who in seats]
-
-    def record() -> MatchRecord:
-        return record_from_env(env, players, "pedro-play")
-
     while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
         game = env.game
         actor = int(game.actor[0])
-        phase = int(game.phase[0])
-        legal = env.legal_actions()
-        agent_name = env.possible_agents[actor]
         who = seats[actor]
         if who.agent is None:
             if events:
                 write("\n".join(events))
                 events = []
             write("\n" + render_table(game, config, viewer=actor))
-            write(f"Your move, P{actor}. Legal: {describe_legal(legal)}")
-            while True:
-                try:
-                    text = read_line("> ")
-                except EOFError:
-                    write("Input ended before the match did.")
-                    raise
-                if text.strip().lower() in ("q", "quit", "exit"):
-                    write("You left the match.")
-                    return record()
-                if text.strip() in ("?", "help"):
-                    write(f"Legal: {describe_legal(legal)}\n({HELP_LINE})")
-                    continue
-                try:
-                    action = parse_move(text, legal, phase)
-                    break
-                except MoveError as error:
-                    write(f"  {error}")
+            action = _ask_move(env.legal_actions(), int(game.phase[0]), actor, read_line, write)
+            if action is None:
+                write("You left the match.")
+                return record_from_env(env, players, "pedro-play")
         else:
-            observation = env.observe(agent_name)
+            observation = env.observe(env.possible_agents[actor])
             action = int(who.agent.act(observation["observation"][None], observation["action_mask"][None], rng)[0])
-        text = action_to_str(action)
-        if who.agent is not None:
-            events.append(f"P{actor} ({who.label}): {text}")
+            events.append(f"P{actor} ({who.label}): {action_to_str(action)}")
         trump = int(game.trump[0])
         env.step(action)
-        if text.startswith("play "):
-            winner = log.play(actor, str_to_card(text.split()[1]), trump, config.num_players, tables)
-            if winner is not None:
-                events.append(f"  P{winner} ({seats[winner].label}) wins the trick.")
-        deal = env.infos[env.possible_agents[0]].get("deal")
-        if deal is not None:
-            events.append(deal_summary(deal, log, config, tables, seats))
-            log.reset()
+        events.extend(_after_move(env, action, actor, trump, log, tables, seats))
     write("\n".join(events))
-    result = record()
-    scores = ", ".join(f"team {team} {score}" for team, score in enumerate(result.result["scores"]))
-    winner = result.result["winner"]
+    record = record_from_env(env, players, "pedro-play")
+    write(_match_end_text(record, config, [seat for seat, who in enumerate(seats) if who.agent is None]))
+    return record
+
+
+def _ask_move(
+    legal: list[int], phase: int, actor: int, read_line: Callable[[str], str], write: Callable[[str], None]
+) -> int | None:
+    """The person's move, asked again until it is legal; None when they quit (EOFError when input ends)."""
+    write(f"Your move, P{actor}. Legal: {describe_legal(legal)}")
+    while True:
+        try:
+            text = read_line("> ")
+        except EOFError:
+            write("Input ended before the match did.")
+            raise
+        if text.strip().lower() in ("q", "quit", "exit"):
+            return None
+        if text.strip() in ("?", "help"):
+            write(f"Legal: {describe_legal(legal)}\n({HELP_LINE})")
+            continue
+        try:
+            return parse_move(text, legal, phase)
+        except MoveError as error:
+            write(f"  {error}")
+
+
+def _after_move(
+    env: raw_env, action: int, actor: int, trump: int, log: DealLog, tables: RuleTables, seats: list[Seat]
+) -> list[str]:
+    """What ``action`` (just played by ``actor`` under ``trump``) ended: a trick (its winner), a deal (its story)."""
+    config = env.config
+    events = []
+    text = action_to_str(action)
+    if text.startswith("play "):
+        winner = log.play(actor, str_to_card(text.split()[1]), trump, config.num_players, tables)
+        if winner is not None:
+            events.append(f"  P{winner} ({seats[winner].label}) wins the trick.")
+    deal = env.infos[env.possible_agents[0]].get("deal")
+    if deal is not None:
+        events.append(narrate_deal_end(deal, log, config, tables, seats))
+        log.reset()
+    return events
+
+
+def _match_end_text(record: MatchRecord, config: PedroConfig, human_seats: list[int]) -> str:
+    """The final line: the winning team and the scores (and whether the person won), or a stop without winner."""
+    scores = ", ".join(f"team {team} {score}" for team, score in enumerate(record.result["scores"]))
+    winner = record.result["winner"]
     if winner is None:
-        write(f"\nMatch stopped after {result.result['deals']} deals without a winner. Scores: {scores}.")
-    else:
-        mine = [seat for seat in human_seats if int(config.team_of_seat[seat]) == winner]
-        verdict = " You win!" if mine else (" You lose." if human_seats else "")
-        write(f"\nMatch over: team {winner} wins. Scores: {scores}.{verdict}")
-    return result
+        return f"\nMatch stopped after {record.result['deals']} deals without a winner. Scores: {scores}."
+    mine = [seat for seat in human_seats if int(config.team_of_seat[seat]) == winner]
+    verdict = " You win!" if mine else (" You lose." if human_seats else "")
+    return f"\nMatch over: team {winner} wins. Scores: {scores}.{verdict}"
 
 
 def split_specs(text: str, count: int) -> list[str]:
@@ -282,13 +306,12 @@ EXAMPLES = """examples:
   pedro-play --partner pretrained --opponents pretrained # the shipped trained policy at the other three seats
   pedro-play --partner rule:cautious --opponents search:pimc --seed 7
   pedro-play --opponents ckpt:runs/quickstart/latest.pt --save my_match.json
-  pedro-play --config target_score=21 variant=sancho
+  pedro-play --set target_score=21 variant=sancho
   pedro-replay my_match.json                             # watch it again
 """
 
 
-@quiet_on_broken_pipe
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrorParser(
         prog="pedro-play",
         description="Play a Pedro match in the terminal against agents (moves as text: bid 7, trump H, play 5H).",
@@ -308,13 +331,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0..n-1 (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents (default: random)")
-    parser.add_argument(
-        "--config", nargs="+", default=[], metavar="KEY=VALUE", help="rule options (docs/rules.md section 9)"
-    )
+    add_rule_overrides(parser)
     parser.add_argument("--save", metavar="FILE", help="write the match as a replay record (JSON)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+@quiet_on_broken_pipe
+def main(argv: Sequence[str] | None = None) -> int:
+    """``pedro-play``: 0 after a match (or a quit), 1 when input ends early, 2 for bad arguments, 130 on Ctrl-C."""
+    args = build_parser().parse_args(argv)
     try:
-        config = make_config(**dict(parse_override(text) for text in args.config))
+        config = make_config(**rule_overrides(args, "pedro-play"))
         seats = build_seats(config, args.seat, args.partner, args.opponents)
         if args.seed is not None and not 0 <= args.seed <= 2**62:
             raise ConfigError(f"--seed must be an int from 0 to 2**62, got {args.seed}")
@@ -343,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = 0
     record: MatchRecord | None = None
     try:
-        record = play_match(seats, config, seed, read_line, lambda text: print(text, flush=True))
+        record = play_interactive_match(seats, config, seed, read_line, lambda text: print(text, flush=True))
     except EOFError:
         code = 1
     except KeyboardInterrupt:

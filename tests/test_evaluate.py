@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 
 import agents
-from arena.evaluate import EvaluationError, evaluate, main, plot, round_robin, to_csv, to_json
+from arena.eval_cli import main
+from arena.evaluate import EvaluationError, evaluate, round_robin
+from arena.plots import plot
 from arena.ratings import bradley_terry, paired_ratio, wilson_interval
+from arena.reports import to_csv, to_json
 
 from conftest import REPO_ROOT, run_module
 
@@ -167,12 +170,12 @@ def test_argument_errors() -> None:
 
 
 def run_cli(arguments: list[str], cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    return run_module("arena.evaluate", *arguments, cwd=cwd, timeout=120)
+    return run_module("arena.eval_cli", *arguments, cwd=cwd, timeout=120)
 
 
 def test_cli_head_to_head_writes_json_csv_png(tmp_path: Path) -> None:
     prefix = tmp_path / "out" / "smoke"
-    completed = run_cli(["random", "random", "--matches", "8", "--config", "max_deals=5", "--out", str(prefix)])
+    completed = run_cli(["random", "random", "--matches", "8", "--set", "max_deals=5", "--out", str(prefix)])
     assert completed.returncode == 0, completed.stderr
     assert "points per deal" in completed.stdout and "win rate" in completed.stdout
     document = json.loads(prefix.with_suffix(".json").read_text())
@@ -184,7 +187,7 @@ def test_cli_head_to_head_writes_json_csv_png(tmp_path: Path) -> None:
 
 def test_cli_round_robin_and_default_output_place(tmp_path: Path) -> None:
     completed = run_cli(
-        ["random", "random+random", "--round-robin", "--pairs", "3", "--config", "max_deals=3", "--no-progress"],
+        ["random", "random+random", "--round-robin", "--pairs", "3", "--set", "max_deals=3", "--no-progress"],
         cwd=tmp_path,
     )
     assert completed.returncode == 0, completed.stderr
@@ -207,9 +210,9 @@ def test_cli_unknown_spec_and_missing_checkpoint_exit_2_without_traceback(tmp_pa
     ("arguments", "message"),
     [
         (["random", "random", "random+random"], "--round-robin"),
-        (["random", "random", "--config", "target_score=0"], "target_score"),
+        (["random", "random", "--set", "target_score=0"], "target_score"),
         (["random", "random", "--config", "colour=red"], "KEY one of"),
-        (["random", "random", "--config", "num_players=3", "scoring=simple"], "two sides"),
+        (["random", "random", "--set", "num_players=3", "scoring=simple"], "two sides"),
         (["random", "random", "--matches", "0"], "matches must be >= 1"),
         (["random", "random", "--anchor", "random"], "--round-robin"),
         (["random", "+random", "--matches", "2"], "SPEC+SPEC"),

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.evaluate import evaluate, main
+from arena.eval_cli import main
+from arena.evaluate import evaluate
 from arena.gauntlet import (
     FAST_BATCH,
     GAUNTLET_BASELINES,
@@ -124,7 +125,7 @@ def test_in_memory_policies_play_as_named_sides() -> None:
 def test_cli_gauntlet_writes_the_table_json_csv_png(tmp_path: Path) -> None:
     prefix = tmp_path / "g"
     completed = run_module(
-        "arena.evaluate",
+        "arena.eval_cli",
         "rule:cautious",
         "--gauntlet",
         "--baselines",
@@ -132,7 +133,7 @@ def test_cli_gauntlet_writes_the_table_json_csv_png(tmp_path: Path) -> None:
         "rule:heuristic",
         "--pairs",
         "2",
-        "--config",
+        "--set",
         "target_score=11",
         "max_deals=20",
         "--out",

@@ -15,7 +15,8 @@ import pytest
 
 import pedro_env
 from agents.base import Agent, RandomAgent
-from arena.match import MatchResult, play_matches, seats_of_side, shard_bounds, team_of_side
+from arena.match import MatchResult, play_matches, seats_of_side, team_of_side
+from arena.shards import shard_bounds
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.view import decode_observations
 

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import pedro_env
-from arena.evaluate import evaluate, save_replays
-from arena.play import MoveError, build_seats, parse_move, play_match
+from arena.evaluate import evaluate
+from arena.play import MoveError, build_seats, parse_move, play_interactive_match
 from arena.replay import MatchRecord, ReplayError, record_from_env, replay_match
+from arena.reports import save_replays
 from pedro_env import make_config
 from pedro_env.actions import str_to_action
 from pedro_env.state import Phase
@@ -76,7 +77,7 @@ def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
         moves.append(first_legal_move(transcript))
         return moves[-1]
 
-    expected = play_match(
+    expected = play_interactive_match(
         build_seats(config, 0, "rule:heuristic", "rule:cautious"), config, 11, read_line, transcript.append
     )
     assert expected.result["winner"] is not None and len(moves) > 20
@@ -89,7 +90,7 @@ def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
         "11",
         "--opponents",
         "rule:cautious",
-        "--config",
+        "--set",
         "target_score=21",
         "--save",
         str(saved),
@@ -104,7 +105,7 @@ def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
     assert record.actions == expected.actions and record.result == expected.result
     assert replay_match(record) == expected.result
     # input that ends early is reported, not a traceback
-    cut = run_module("arena.play", "--seed", "11", "--config", "target_score=21", stdin="\n".join(moves[:3]) + "\n")
+    cut = run_module("arena.play", "--seed", "11", "--set", "target_score=21", stdin="\n".join(moves[:3]) + "\n")
     assert cut.returncode == 1 and "Input ended before the match did" in cut.stdout
     bad = run_module("arena.play", "--opponents", "rule:nobody")
     assert bad.returncode == 2 and "unknown agent spec 'rule:nobody'" in bad.stderr
@@ -152,14 +153,14 @@ def test_replays_from_the_env_and_from_pedro_eval_replay_exactly(tmp_path: Path)
     assert missing.returncode == 2 and "replay file not found" in missing.stderr
 
 
-@pytest.mark.parametrize("module", ["arena.replay", "arena.evaluate"])
+@pytest.mark.parametrize("module", ["arena.replay", "arena.eval_cli"])
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str) -> None:
     """``pedro-replay match.json | head -1``: the command stops quietly when the pipe closes."""
     if module == "arena.replay":
         random_match_record(tmp_path / "match.json")
         args = [str(tmp_path / "match.json")]
     else:
-        args = ["random", "random", "--pairs", "2", "--config", "target_score=11", "--no-progress"]
+        args = ["random", "random", "--pairs", "2", "--set", "target_score=11", "--no-progress"]
         args += ["--out", str(tmp_path / "eval")]
     process = start_module(module, *args)
     assert process.stdout is not None and process.stderr is not None
@@ -172,13 +173,13 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str
 @pytest.mark.parametrize(
     "module",
     [
-        "arena.evaluate",
+        "arena.eval_cli",
         "train.cli",
         "arena.play",
         "arena.replay",
         "train.bench",
         "train.curve",
-        "train.docs",
+        "tools.readme_tables",
         "pedro_env.bench",
         "pedro_env.demo",
     ],
@@ -187,11 +188,11 @@ def test_every_cli_has_help(module: str) -> None:
     done = run_module(module, "--help")
     assert done.returncode == 0, done.stderr
     assert "usage:" in done.stdout
-    if module in ("arena.evaluate", "train.cli", "arena.play", "arena.replay"):
+    if module in ("arena.eval_cli", "train.cli", "arena.play", "arena.replay"):
         assert "examples:" in done.stdout
 
 
-@pytest.mark.parametrize("module,args", [("train.cli", ["--list-keys"]), ("arena.evaluate", ["--help"])])
+@pytest.mark.parametrize("module,args", [("train.cli", ["--list-keys"]), ("arena.eval_cli", ["--help"])])
 def test_a_reader_gone_before_the_first_line_gets_no_traceback(module: str, args: list[str]) -> None:
     process = start_module(module, *args, text=True)
     assert process.stdout is not None and process.stderr is not None
@@ -201,7 +202,7 @@ def test_a_reader_gone_before_the_first_line_gets_no_traceback(module: str, args
 
 
 def test_readme_config_reference_is_generated_from_the_dataclasses() -> None:
-    from train.docs import README, rewrite
+    from tools.readme_tables import README, rewrite
 
     text = README.read_text()
-    assert rewrite(text) == text, "README.md's config tables are out of date: run python -m train.docs"
+    assert rewrite(text) == text, "README.md's config tables are out of date: run python -m tools.readme_tables"

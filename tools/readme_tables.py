@@ -1,7 +1,7 @@
 """The README's config reference, generated from the config dataclasses so it cannot drift.
 
-    python -m train.docs            # rewrite the tables in README.md
-    python -m train.docs --check    # exit 1 if README.md differs from what the dataclasses say
+    python -m tools.readme_tables            # rewrite the tables in README.md
+    python -m tools.readme_tables --check    # exit 1 if README.md differs from what the dataclasses say
 
 Each table sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers: ``rules-config``
 (:class:`pedro_env.config.PedroConfig`, docs/rules.md section 9 and the episode keys) and
@@ -11,13 +11,13 @@ field; the test suite runs the check.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
+from pedro_env.cli import OneLineErrorParser
 from pedro_env.config import ALLOWED_VALUES, PedroConfig, field_docs
 from train.config import config_reference
 
@@ -60,7 +60,7 @@ def rewrite(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.docs", description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(prog="python -m tools.readme_tables", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only check; exit 1 if README.md is out of date")
     parser.add_argument("--readme", default=str(README), help="the README to rewrite or check")
     args = parser.parse_args(argv)
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     updated = rewrite(text)
     if args.check:
         if updated != text:
-            print(f"{path} is out of date: run python -m train.docs", file=sys.stderr)
+            print(f"{path} is out of date: run python -m tools.readme_tables", file=sys.stderr)
             return 1
         print(f"{path}: config reference up to date")
         return 0

@@ -1,0 +1,333 @@
+"""``pedro-eval`` (also ``python -m arena.evaluate``): matches between agents from the command line.
+
+    pedro-eval rule:heuristic random --matches 2000              # head to head, duplicate deals
+    pedro-eval rule:heuristic+random random --pairs 500          # a team: first seat + partner
+    pedro-eval rule:heuristic rule:cautious search:pimc --round-robin --matches 500 --workers 2
+    pedro-eval random random --set target_score=21 max_deals=50 --out eval/rr --no-progress
+    pedro-eval ckpt:runs/quickstart --gauntlet                   # against every baseline, worst first
+
+Output: the table on stdout (:mod:`arena.tables`, :func:`arena.gauntlet.format_gauntlet`), then
+``PREFIX.json`` (settings, summary, every match), ``PREFIX.csv`` (one row per pairing or gauntlet
+entry; a round robin adds ``PREFIX-ratings.csv``) and ``PREFIX.png`` (needs matplotlib). A mistake
+in the arguments is one line on stderr and status 2, before any work; a file that cannot be written
+after the work leaves the table on stdout, one line on stderr and status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from agents import AGENT_SPECS, AgentSpecError
+from arena.evaluate import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_MATCHES,
+    EvaluationError,
+    check_run_numbers,
+    check_sides,
+    evaluate,
+    pairs_for,
+    round_robin,
+)
+from arena.gauntlet import GAUNTLET_BASELINES, format_gauntlet, gauntlet_entries, run_gauntlet
+from arena.match import parse_side
+from arena.plots import plot, plot_gauntlet
+from arena.progress import GauntletProgressBar
+from arena.ratings import HeadToHead, Tournament
+from arena.reports import file_slug, gauntlet_csv, save_replays, to_csv, to_json
+from arena.shards import shard_bounds
+from arena.tables import format_table
+from pedro_env.cli import (
+    OneLineErrorParser,
+    OutputPathError,
+    add_rule_overrides,
+    check_output_dir,
+    check_output_prefix,
+    quiet_on_broken_pipe,
+    rule_overrides,
+)
+from pedro_env.config import ConfigError, PedroConfig, make_config
+
+PROG = "pedro-eval"
+DEFAULT_SEARCH_PAIRS = 20  # --gauntlet: pairs per search-agent entry (a few seconds of CPU per match)
+DEFAULT_GAUNTLET_PAIRS = 200  # --gauntlet: pairs per other entry when neither --pairs nor --matches is given
+USAGE_ERRORS = (AgentSpecError, ConfigError, EvaluationError, OutputPathError)
+
+EPILOG = f"""agent specs: {", ".join(AGENT_SPECS)}; a side is a spec or SPEC+SPEC (first seat + partner).
+
+examples:
+  pedro-eval rule:heuristic random --matches 2000            # head to head, duplicate deals
+  pedro-eval rule:heuristic rule:cautious search:pimc --round-robin --matches 500
+  pedro-eval ckpt:runs/quickstart/latest.pt rule:heuristic --pairs 1000 --workers 2
+  pedro-eval ckpt:runs/quickstart+rule:heuristic rule:heuristic --pairs 500   # partnering a baseline
+  pedro-eval rule:heuristic random --set target_score=21 variant=sancho --save-replays replays/"""
+
+
+# ---------------------------------------------------------------- arguments
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineErrorParser(
+        prog=PROG,
+        description="Matches between Pedro agents in duplicate format: a head-to-head table with 95% intervals, "
+        "or a round robin with Bradley-Terry ratings; writes JSON, CSV and a PNG chart.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "sides", nargs="+", metavar="SIDE", help="agent spec or SPEC+SPEC; two, or more with --round-robin"
+    )
+    parser.add_argument("--round-robin", action="store_true", help="every pair of sides plays; ratings table")
+    _add_gauntlet_arguments(parser)
+    _add_run_arguments(parser)
+    add_rule_overrides(parser)
+    parser.add_argument(
+        "--no-duplicate",
+        dest="duplicate",
+        action="store_false",
+        help="play every deal sequence once (seats alternate between matches)",
+    )
+    parser.add_argument("--anchor", help="round robin: side whose rating is 0 (default: the first listed)")
+    parser.add_argument(
+        "--out", help="output prefix: writes PREFIX.json, PREFIX.csv, PREFIX.png (default eval/<time>-<sides>)"
+    )
+    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    parser.add_argument(
+        "--save-replays", metavar="DIR", help="write every match as a replay record DIR/<sides>-pair<P>-rot<R>.json"
+    )
+    return parser
+
+
+def _add_gauntlet_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--gauntlet",
+        action="store_true",
+        help="one side against every baseline, as opponent and as partner; worst case first (arena/gauntlet.py)",
+    )
+    parser.add_argument(
+        "--baselines",
+        nargs="+",
+        metavar="SPEC",
+        help=f"--gauntlet: the baselines met (default: {' '.join(GAUNTLET_BASELINES)})",
+    )
+    parser.add_argument(
+        "--search-pairs",
+        type=int,
+        default=DEFAULT_SEARCH_PAIRS,
+        help=f"--gauntlet: duplicate pairs per search-agent entry (default {DEFAULT_SEARCH_PAIRS}; 0 leaves them out)",
+    )
+    parser.add_argument(
+        "--no-partners", dest="partners", action="store_false", help="--gauntlet: the baselines only as opponents"
+    )
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """How many matches, from which seed, on how many processes and in batches of what size."""
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--matches",
+        type=int,
+        help=f"matches per pairing (default {DEFAULT_MATCHES}; rounded up to whole duplicate pairs)",
+    )
+    budget.add_argument("--pairs", type=int, help="duplicate pairs per pairing or gauntlet entry (two matches each)")
+    parser.add_argument("--seed", type=int, default=0, help="match pair p uses deal seed SEED + p (default 0)")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="worker processes (default 0: one per core, as the shards allow)"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help=f"matches played at once per process (default {DEFAULT_BATCH_SIZE})",
+    )
+
+
+def default_prefix(labels: Sequence[str]) -> Path:
+    """``eval/<date>-<time>-<sides>``: where the files go without ``--out``."""
+    return Path("eval") / f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{file_slug('-vs-'.join(labels))}"
+
+
+# ---------------------------------------------------------------- the command
+
+
+@quiet_on_broken_pipe
+def main(argv: Sequence[str] | None = None) -> int:
+    """``pedro-eval``: returns 0, or 2 with a message (no traceback) for bad specs, configs or arguments."""
+    args = build_parser().parse_args(argv)
+    explicit_workers = args.workers > 0
+    if args.workers == 0:
+        args.workers = os.cpu_count() or 1
+    if args.gauntlet:
+        return _run_gauntlet_command(args)
+    return _run_matches_command(args, explicit_workers)
+
+
+def _run_matches_command(args: argparse.Namespace, explicit_workers: bool) -> int:
+    """A head to head, or a round robin: the table on stdout, then JSON, CSV, PNG (and replay records)."""
+    try:
+        if args.baselines or args.search_pairs != DEFAULT_SEARCH_PAIRS or not args.partners:
+            raise EvaluationError("--baselines, --search-pairs and --no-partners belong to --gauntlet")
+        config = make_config(**rule_overrides(args, PROG))
+        if len(args.sides) < 2:
+            raise EvaluationError("give at least two sides")
+        if len(args.sides) > 2 and not args.round_robin:
+            raise EvaluationError(f"{len(args.sides)} sides given: add --round-robin to play every pair of them")
+        notes = check_sides([parse_side(text) for text in args.sides], config)  # first: a typo costs no directory
+        suffixes = (".json", ".csv", ".png") + (("-ratings.csv",) if args.round_robin else ())
+        prefix = check_output_prefix(args.out if args.out else default_prefix(args.sides), suffixes)
+        if args.save_replays:
+            check_output_dir(args.save_replays, "replay directory")
+        pair_count = pairs_for(args.matches, args.pairs, config, args.duplicate)
+        if explicit_workers:
+            _note_idle_workers(args, config, pair_count)
+        print_notes(notes)
+        result = _play(args, config)
+    except USAGE_ERRORS as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    try:
+        written = [to_json(result, _beside(prefix, ".json"))]
+        written += to_csv(result, _beside(prefix, ".csv"))
+        _draw_chart(plot, result, _beside(prefix, ".png"), written)
+        if args.save_replays:
+            heads = result.head_to_heads if isinstance(result, Tournament) else [result]
+            count = sum(len(save_replays(head, args.save_replays)) for head in heads)
+            written.append(Path(f"{args.save_replays} ({count} replay records)"))
+    except OSError as error:
+        return _report_write_failure(format_table(result), error)
+    _print_table(format_table(result), written)
+    return 0
+
+
+def _play(args: argparse.Namespace, config: PedroConfig) -> HeadToHead | Tournament:
+    """The head to head, or with ``--round-robin`` every pairing."""
+    common = dict(
+        config=config,
+        matches=args.matches,
+        pairs=args.pairs,
+        seed=args.seed,
+        workers=args.workers,
+        batch_size=args.batch_size,
+        duplicate=args.duplicate,
+        progress=args.progress,
+        record=bool(args.save_replays),
+    )
+    if args.round_robin:
+        return round_robin(args.sides, anchor=args.anchor if args.anchor is not None else 0, **common)
+    if args.anchor is not None:
+        raise EvaluationError("--anchor needs --round-robin")
+    return evaluate(args.sides[0], args.sides[1], **common)
+
+
+def _note_idle_workers(args: argparse.Namespace, config: PedroConfig, pair_count: int) -> None:
+    """A note when ``--workers`` asks for more processes than the run has shards to give them."""
+    pairings = len(args.sides) * (len(args.sides) - 1) // 2
+    per_pair = config.num_teams if args.duplicate else 1
+    shards = pairings * len(shard_bounds(pair_count, args.batch_size, per_pair))
+    if args.workers > shards:
+        print(
+            f"{PROG}: note: the run splits into {shards} shard(s) of at most --batch-size {args.batch_size} "
+            f"matches, so only {shards} worker(s) get work; a smaller --batch-size makes more shards",
+            file=sys.stderr,
+        )
+
+
+def _run_gauntlet_command(args: argparse.Namespace) -> int:
+    """``pedro-eval SIDE --gauntlet``: the gauntlet table on stdout, PREFIX.json, PREFIX.csv and PREFIX.png."""
+    try:
+        _check_gauntlet_arguments(args)
+        check_run_numbers(args.seed, args.workers)
+        config = make_config(**rule_overrides(args, PROG))
+        subject = args.sides[0]
+        if "+" in subject:
+            raise EvaluationError(f"--gauntlet measures one agent: {subject!r} is a team (the gauntlet seats partners)")
+        notes = check_sides([parse_side(subject)], config)
+        default_pairs = args.pairs if args.pairs is not None or args.matches else DEFAULT_GAUNTLET_PAIRS
+        pairs = pairs_for(args.matches, default_pairs, config, True)
+        entries = gauntlet_entries(args.baselines or GAUNTLET_BASELINES, pairs, args.search_pairs, args.partners)
+        if not entries:
+            raise EvaluationError("the gauntlet has no entries (every baseline left out)")
+        prefix = check_output_prefix(
+            args.out if args.out else default_prefix([subject, "gauntlet"]), (".json", ".csv", ".png")
+        )
+        print_notes(notes)
+        bar = GauntletProgressBar(args.progress)
+        try:
+            result = run_gauntlet(subject, entries, config, args.seed, args.workers, progress=bar.update)
+        finally:
+            bar.close()
+    except USAGE_ERRORS as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    written: list[Path] = []
+    try:
+        written.append(to_json(result, _beside(prefix, ".json")))
+        written.append(gauntlet_csv(result, _beside(prefix, ".csv")))
+        _draw_chart(plot_gauntlet, result, _beside(prefix, ".png"), written)
+    except OSError as error:
+        return _report_write_failure(format_gauntlet(result), error)
+    _print_table(format_gauntlet(result), written)
+    return 0
+
+
+def _check_gauntlet_arguments(args: argparse.Namespace) -> None:
+    """EvaluationError for a combination of arguments the gauntlet cannot take."""
+    if len(args.sides) != 1:
+        raise EvaluationError(f"--gauntlet takes one side (the subject), got {len(args.sides)}")
+    if args.round_robin or args.anchor or args.save_replays or not args.duplicate:
+        raise EvaluationError(
+            "--gauntlet plays duplicate head to heads: no --round-robin, --anchor, --save-replays or --no-duplicate"
+        )
+    if args.search_pairs < 0:
+        raise EvaluationError(f"--search-pairs must be >= 0, got {args.search_pairs}")
+
+
+# ---------------------------------------------------------------- output
+
+
+def _beside(prefix: Path, suffix: str) -> Path:
+    """``PREFIX<suffix>``: ``eval/x`` and ``.json`` give ``eval/x.json``."""
+    return prefix.with_name(prefix.name + suffix)
+
+
+def print_notes(notes: Sequence[str], prog: str = PROG) -> None:
+    """Each note as ``PROG: note: ...`` on stderr."""
+    for note in notes:
+        print(f"{prog}: note: {note}", file=sys.stderr)
+
+
+def _draw_chart(draw: Callable[[Any, Path], Path], result: Any, path: Path, written: list[Path]) -> None:
+    """``draw(result, path)``, added to ``written``; without matplotlib a note instead of a chart."""
+    try:
+        written.append(draw(result, path))
+    except ImportError:
+        print(f"{PROG}: matplotlib is not installed; no chart (pip install 'pedro-rl[eval]')", file=sys.stderr)
+
+
+def _print_table(table: str, written: list[Path]) -> None:
+    """The table and the files written (written first, so a reader that stops early, ``| head``, loses nothing;
+    main's quiet_on_broken_pipe ends the command then)."""
+    print(table)
+    print("wrote " + ", ".join(str(path) for path in written))
+    sys.stdout.flush()
+
+
+def _report_write_failure(table: str, error: OSError) -> int:
+    """A file could not be written after the work (the disk filled up, say): the table still goes to stdout,
+    then one line on stderr; status 1."""
+    print(table)
+    sys.stdout.flush()
+    where = f" {error.filename}" if error.filename else ""
+    print(
+        f"{PROG}: error: cannot write{where}: {error.strerror or error}; the table above is the result", file=sys.stderr
+    )
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""Shards: an evaluation cut into reproducible units of work, played here or in worker processes.
+
+A shard is a range of duplicate pairs of one pairing of sides (:class:`Shard`), played in one
+batch by :func:`arena.match.play_matches` with its own agent RNG seeded ``(seed, shard index)``.
+:func:`shard_bounds` depends only on the number of pairs and the batch size, never on the number of
+workers, and :func:`run_shards` returns results in the order of the shards, so the same seed gives
+the same results for any number of workers. Workers are spawned processes (one thread each) that
+report ``[(pairing, winner side), ...]`` batches through a queue.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import queue as queue_module
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from arena.match import MatchResult, Side, build_agent, play_matches
+from pedro_env.config import PedroConfig
+
+SHARD_MULTIPLE = 2  # a shard count above 1 is rounded up to a multiple of this, so 2 workers share work evenly
+
+
+def shard_bounds(pairs: int, batch_size: int, matches_per_pair: int) -> list[tuple[int, int]]:
+    """(first_pair, pairs) of each shard, sizes as even as possible.
+
+    One shard when every match fits in one batch of ``batch_size``; otherwise an even number of
+    shards of at most ``batch_size`` matches, so two workers get equal shares (more workers need a
+    smaller batch size to get more shards). Depends only on ``pairs`` and ``batch_size``, never on
+    the worker count, so the results do not either. Big batches matter more than many shards for
+    fast agents: a step of the engine or an agent costs much the same for 100 games as for 1000.
+    """
+    per_shard = max(1, batch_size // matches_per_pair)
+    count = math.ceil(pairs / per_shard)
+    if count > 1:
+        count = min(pairs, SHARD_MULTIPLE * math.ceil(count / SHARD_MULTIPLE))
+    edges = [round(index * pairs / count) for index in range(count + 1)]
+    return [(edges[index], edges[index + 1] - edges[index]) for index in range(count)]
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Pairs ``first_pair .. first_pair + pairs - 1`` of one pairing of sides, with agent RNG ``(seed, index)``."""
+
+    pairing: int  # which pairing of a round robin (0 for a head to head)
+    sides: tuple[Side, ...]  # one side per team: agent specs by position
+    first_pair: int
+    pairs: int
+    index: int  # shard number within the pairing: seeds the agents' RNG
+    batch_size: int = 0  # matches played at once; 0: the run's (RunSettings.batch_size)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What every shard of a run shares."""
+
+    config: PedroConfig
+    seed: int  # match pair p deals from seed + p; the agents' RNG of shard i is seeded (seed, i)
+    batch_size: int
+    duplicate: bool
+    record: bool = False  # keep every match's actions (for replay files)
+    policies: tuple[tuple[str, bytes], ...] = ()  # in-memory policies (name, agents.policy.policy_bytes) sides may name
+
+
+ProgressReport = Callable[[list[tuple[int, int]]], None]  # called with [(pairing, winner side), ...] of new results
+REPORT_EVERY_S = 0.2  # a shard batches its progress reports (they cross a process boundary with workers)
+
+
+def play_shard(shard: Shard, settings: RunSettings, report: ProgressReport | None = None) -> list[MatchResult]:
+    """Play one shard in this process; its results depend only on the shard and the settings."""
+    inline = dict(settings.policies)
+    built: dict[str, Agent] = {}
+
+    def agent_for(spec: str) -> Agent:
+        if spec not in inline:
+            return build_agent(spec, settings.config)
+        if spec not in built:  # one instance per name, so a policy named twice acts in one call
+            from agents.policy import policy_agent_from_bytes
+
+            built[spec] = policy_agent_from_bytes(inline[spec], settings.config, name=spec)
+        return built[spec]
+
+    lineup = [[agent_for(spec) for spec in side] for side in shard.sides]
+    unreported: list[tuple[int, int]] = []
+    last_report = time.monotonic()
+
+    def on_match(match: MatchResult) -> None:
+        nonlocal last_report
+        unreported.append((shard.pairing, match.winner))
+        if report is not None and time.monotonic() - last_report > REPORT_EVERY_S:
+            report(unreported.copy())
+            unreported.clear()
+            last_report = time.monotonic()
+
+    results = play_matches(
+        lineup,
+        settings.config,
+        pairs=shard.pairs,
+        seed=settings.seed,
+        batch_size=shard.batch_size or settings.batch_size,
+        rng=np.random.default_rng([settings.seed, shard.index]),
+        progress=on_match,
+        first_pair=shard.first_pair,
+        duplicate=settings.duplicate,
+        record=settings.record,
+    )
+    if report is not None and unreported:
+        report(unreported)
+    return results
+
+
+def run_shards(
+    shards: Sequence[Shard], settings: RunSettings, workers: int = 1, report: ProgressReport | None = None
+) -> list[list[MatchResult]]:
+    """Every shard's results, in the order of ``shards``: here when ``workers`` is 1, else in spawned processes.
+
+    Workers take shards as they free up; each reports progress through a queue that this process
+    drains into ``report``. A worker's exception is raised here.
+    """
+    if workers <= 1 or len(shards) <= 1:
+        return [play_shard(shard, settings, report) for shard in shards]
+    context = multiprocessing.get_context("spawn")  # no forked copies of threads or open files
+    progress_queue = context.Queue()
+    results: list[list[MatchResult] | None] = [None] * len(shards)
+    with context.Pool(min(workers, len(shards)), initializer=_worker_init, initargs=(progress_queue,)) as pool:
+        running = {position: pool.apply_async(_worker_play, (shard, settings)) for position, shard in enumerate(shards)}
+        while running:
+            _drain(progress_queue, report, timeout=0.1)
+            for position in [position for position, job in running.items() if job.ready()]:
+                results[position] = running.pop(position).get()
+        _drain(progress_queue, report, timeout=0.0)
+    return [shard_results for shard_results in results if shard_results is not None]
+
+
+_WORKER_QUEUE: Any = None  # in a worker process: where progress reports go
+
+
+def _worker_init(progress_queue: Any) -> None:
+    global _WORKER_QUEUE
+    _WORKER_QUEUE = progress_queue
+    # one thread per worker: torch (imported later, for policies) would otherwise start one per core in each
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"
+    # Ctrl-C is the parent's to handle (pedro-train stops at the next update; pedro-eval ends the pool)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _worker_play(shard: Shard, settings: RunSettings) -> list[MatchResult]:
+    return play_shard(shard, settings, _WORKER_QUEUE.put)
+
+
+def _drain(progress_queue: Any, report: ProgressReport | None, timeout: float) -> None:
+    """Pass every progress batch waiting in the queue to ``report`` (waiting up to ``timeout`` for the first)."""
+    try:
+        while True:
+            batch = progress_queue.get(timeout=timeout) if timeout > 0 else progress_queue.get_nowait()
+            if report is not None:
+                report(batch)
+            timeout = 0.0
+    except queue_module.Empty:
+        pass
