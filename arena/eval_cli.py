@@ -1,4 +1,4 @@
-"""``pedro-eval`` (also ``python -m arena.evaluate``): matches between agents from the command line.
+"""``pedro-eval`` (also ``python -m arena.eval_cli``): matches between agents from the command line.
 
     pedro-eval rule:heuristic random --matches 2000              # head to head, duplicate deals
     pedro-eval rule:heuristic+random random --pairs 500          # a team: first seat + partner

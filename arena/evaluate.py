@@ -50,7 +50,6 @@ __all__ = [
     "format_head_to_head",
     "format_table",
     "format_tournament",
-    "main",
     "parse_side",
     "plot",
     "save_replays",
@@ -265,14 +264,3 @@ def _shards(sides: list[Side], pairings: list[Pairing], bounds: list[tuple[int, 
         for index, (i, j) in enumerate(pairings)
         for shard_index, (first, count) in enumerate(bounds)
     ]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``pedro-eval`` (:func:`arena.eval_cli.main`), kept here for ``python -m arena.evaluate`` and old imports."""
-    from arena.eval_cli import main as eval_main
-
-    return eval_main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 
 from agents.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from arena.evaluate import main as eval_main  # noqa: E402
+from arena.eval_cli import main as eval_main  # noqa: E402
 from arena.play import main as play_main  # noqa: E402
 from arena.replay import main as replay_main  # noqa: E402
 from train.bench import main as bench_main  # noqa: E402

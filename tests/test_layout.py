@@ -68,3 +68,40 @@ def test_nothing_in_the_repository_links_outside_it() -> None:
         if outside.search(line)
     ]
     assert not wrong, "links outside the repository: " + ", ".join(wrong)
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Project module -> the project modules it imports (function-level imports included)."""
+    graph: dict[str, set[str]] = {}
+    for package in LAYERS:
+        for path in sorted((REPO_ROOT / package).rglob("*.py")):
+            name = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__")
+            imported = set()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    imported.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    for alias in node.names:  # "from pedro_env import exchange" imports the submodule
+                        submodule = f"{node.module}.{alias.name}"
+                        is_module = (REPO_ROOT / submodule.replace(".", "/")).with_suffix(".py").is_file()
+                        imported.add(submodule if is_module else node.module)
+            graph[name] = {module for module in imported if module.split(".")[0] in LAYERS and module != name}
+    return graph
+
+
+def test_no_module_imports_itself_round_a_cycle() -> None:
+    graph = module_graph()
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            cycle = path[path.index(module) :] + [module]
+            pytest.fail("an import cycle: " + " -> ".join(cycle))
+        if module in done or module not in graph:
+            return
+        for imported in sorted(graph[module]):
+            visit(imported, path + [module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])

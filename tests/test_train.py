@@ -366,7 +366,7 @@ def test_checkpoint_agent_plays_legal_actions(tmp_path: Path) -> None:
 def test_a_policy_played_under_other_rules_than_its_training_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from arena.evaluate import main as eval_main
+    from arena.eval_cli import main as eval_main
 
     trainer = Trainer(tiny_config())  # target_score 11
     save_checkpoint(trainer.state_dict(), tmp_path / "run" / "latest.pt")
@@ -625,7 +625,7 @@ def test_smoke_config_runs_end_to_end_from_the_cli(tmp_path: Path) -> None:
     assert "WORST as opponent" in table and "(league)" in table
     # the checkpoint plays in the harness
     evaluated = run_module(
-        "arena.evaluate",
+        "arena.eval_cli",
         f"ckpt:{run_dir / 'latest.pt'}",
         "random",
         "--pairs",
