@@ -255,6 +255,51 @@ CAUTIOUS = Personality(
 )
 
 
+# ---------------------------------------------------------------------- play: what a seat knows of the trick and cards
+
+Rule = tuple[np.ndarray, np.ndarray]
+"""One play rule for k games: (card (k,) int index 0..51 it would play, applies (k,) bool)."""
+
+
+@dataclass(frozen=True)
+class TrickSoFar:
+    """The current trick of k games from my seat (relative seats, 0 = me)."""
+
+    in_trick: np.ndarray  # (k, n) bool: the seat has played to this trick
+    leading: np.ndarray  # (k,) bool: nobody has played yet, I lead
+    beats: np.ndarray  # (k, 52) int16: each card's strength in this trick (-1: it cannot win it)
+    best: np.ndarray  # (k,) int16: strength of the card winning the trick so far (-1 when leading)
+    beats_best: np.ndarray  # (k, 52) bool: the card would take the trick from the card now winning it
+    points: np.ndarray  # (k,) int: points of the cards in the trick (RuleBasedAgent.play_value)
+    partner_winning: np.ndarray  # (k,) bool: my side's card is winning the trick
+
+
+@dataclass(frozen=True)
+class UnseenCards:
+    """Where the cards I have not seen may be, for k games (relative seats 1 .. n-1)."""
+
+    possible: dict[int, np.ndarray]  # seat -> (k,) uint64 card set: unseen cards outside its voids, + the maker's draws
+    hidden: dict[int, np.ndarray]  # seat -> (k,) float: cards of its hand I cannot place
+    trump_holders: (
+        np.ndarray
+    )  # (k,) float: hidden cards where trumps may lie (seats not void in trumps; six-card stock)
+    all_holders: np.ndarray  # (k,) float: hidden cards of every hand plus the unseen cards out of every hand
+    opponents_possible: np.ndarray  # (k, 52) bool: some opponent can hold the card
+
+
+@dataclass(frozen=True)
+class CardFacts:
+    """What I know about each card in k games with their trumps named; every field (k, 52)."""
+
+    legal: np.ndarray  # bool: I may play it now
+    strength: np.ndarray  # int16: trick strength (trumps 20..33, others their rank 0..12)
+    value: np.ndarray  # int16: points it counts in play
+    is_trump: np.ndarray  # bool
+    safe_lead: np.ndarray  # bool: no opponent can hold a card that beats it led
+    beats_trick: np.ndarray  # bool: legal and would take the trick from the card now winning it
+    win_chance: np.ndarray  # float: chance it wins this trick when played now (0 unless beats_trick)
+
+
 class RuleBasedAgent(Agent):
     """The shared machinery of the rule-based agents: card tables, the hand estimate and the rules per phase."""
 
@@ -389,15 +434,39 @@ class RuleBasedAgent(Agent):
     # ------------------------------------------------------------------ play
 
     def _play(self, view: PublicView, masks: np.ndarray) -> np.ndarray:
-        style = self.personality
-        k, n = view.batch_size, self.config.num_players
-        rows = np.arange(k)
+        """Play phase, (k,) actions: the card of the first rule that applies (leading 1-4, following 1-5)."""
         trump = view.trump.astype(np.intp)
         legal = masks[:, PLAY_OFFSET:]  # (k, 52) bool
         strength = self.strength[trump]  # (k, 52)
         value = self.play_value[trump]  # (k, 52)
         is_trump = self.is_trump[trump]  # (k, 52)
+        trick = self._trick_so_far(view, trump, value)
+        unseen = self._unseen_cards(view, trump)
+        safe_lead, opponent_top_trump = _safe_to_lead(unseen.opponents_possible, is_trump, strength)
+        chance_by_level = self._unbeaten_chance_by_level(trick, unseen)  # [game, strength + 1]
+        beats_trick = legal & trick.beats_best
+        cards = CardFacts(
+            legal=legal,
+            strength=strength,
+            value=value,
+            is_trump=is_trump,
+            safe_lead=safe_lead,
+            beats_trick=beats_trick,
+            win_chance=np.where(beats_trick, np.take_along_axis(chance_by_level, trick.beats + 1, axis=1), 0.0),
+        )
+        partner_chance = np.where(
+            trick.partner_winning, chance_by_level[np.arange(view.batch_size), trick.best + 1], 0.0
+        )
+        # throw-low cost: non-trumps by rank, then non-point trumps, then point cards by value
+        throw_cost = np.where(is_trump, 20 + strength, strength) + 100 * value
+        throw_card, _ = _pick(-throw_cost, legal)
+        rules = self._leading_rules(view, cards, trick.leading, opponent_top_trump >= 0, throw_card)
+        rules += self._following_rules(cards, trick, partner_chance, throw_card)
+        return PLAY_OFFSET + _first_that_applies(rules, throw_card)
 
+    def _trick_so_far(self, view: PublicView, trump: np.ndarray, value: np.ndarray) -> TrickSoFar:
+        """The current trick: (k,) trump suits, (k, 52) point values of the cards -> TrickSoFar."""
+        rows = np.arange(view.batch_size)
         trick = view.trick.astype(np.intp)  # (k, n), -1 not played
         in_trick = trick >= 0
         leading = np.asarray(~in_trick.any(axis=1))
@@ -407,10 +476,21 @@ class RuleBasedAgent(Agent):
         trick_strength = np.where(in_trick, np.take_along_axis(beats, np.maximum(trick, 0), axis=1), -1)
         best_seat = trick_strength.argmax(axis=1)
         best = trick_strength[rows, best_seat]  # -1 when leading
-        trick_points = np.where(in_trick, np.take_along_axis(value, np.maximum(trick, 0), axis=1), 0).sum(axis=1)
-        partner_winning = ~leading & (self.team_of_seat[best_seat] == 0)
+        points = np.where(in_trick, np.take_along_axis(value, np.maximum(trick, 0), axis=1), 0).sum(axis=1)
+        return TrickSoFar(
+            in_trick=in_trick,
+            leading=leading,
+            beats=beats,
+            best=best,
+            beats_best=beats > best[:, None],
+            points=points,
+            partner_winning=~leading & (self.team_of_seat[best_seat] == 0),
+        )
 
-        # cards each other seat can hold: unseen, outside the suits it has shown void in (the maker also its open draws)
+    def _unseen_cards(self, view: PublicView, trump: np.ndarray) -> UnseenCards:
+        """Cards each other seat can hold: unseen, outside the suits it has shown void in (the maker also its open
+        draws), and how many cards of each hand, and of the stock, they may be among; (k,) trump suits."""
+        k, n = view.batch_size, self.config.num_players
         unseen = view.unseen()
         played = view.played[:, 0]
         for seat in range(1, n):
@@ -430,80 +510,117 @@ class RuleBasedAgent(Agent):
             trump_holders += np.where(view.voids[:, seat] >> trump & 1, 0.0, hidden[seat])
             if self.team_of_seat[seat] != 0:
                 opponents_all |= possible[seat]
-        all_possible = bits_to_cards(opponents_all)  # (k, 52)
         hidden_total = sum(hidden.values())
         stock_unknown = np.maximum(np.bitwise_count(unseen) - hidden_total, 0.0)  # unseen cards out of every hand
-        all_holders = hidden_total + stock_unknown
         if self.config.six_card:  # nothing was set aside: undealt trumps are unseen too
             trump_holders = trump_holders + stock_unknown
-
-        # safe to lead: no opponent can hold a higher trump (or, for a non-trump, a higher card of its suit or a trump)
-        opponent_top_trump = np.where(all_possible & is_trump, strength, -1).max(axis=1)  # (k,)
-        # highest non-trump an opponent can hold per suit: a non-trump's effective suit is its printed suit (13 columns)
-        top_in_suit = np.where(all_possible & ~is_trump, strength, -1).reshape(k, 4, 13).max(axis=2)  # (k, 4)
-        safe_lead = np.where(
-            is_trump,
-            strength > opponent_top_trump[:, None],
-            (opponent_top_trump[:, None] < 0) & (strength > np.repeat(top_in_suit, 13, axis=1)),
+        return UnseenCards(
+            possible=possible,
+            hidden=hidden,
+            trump_holders=trump_holders,
+            all_holders=hidden_total + stock_unknown,
+            opponents_possible=bits_to_cards(opponents_all),
         )
 
-        # following: the chance that no opponent still to play holds a card beating a given strength in this
-        # trick: each possible beater lies in a given hand with chance (its hidden cards) / (cards they may be among)
+    def _unbeaten_chance_by_level(self, trick: TrickSoFar, unseen: UnseenCards) -> np.ndarray:
+        """(k, STRENGTH_LEVELS) float [game, s + 1]: the chance that no opponent still to play holds a card beating
+        strength s in this trick. Each possible beater lies in a given hand with chance (its hidden cards) / (cards
+        they may be among)."""
+        k = trick.beats.shape[0]
+        rows = np.arange(k)
         log_miss = np.zeros((k, NUM_CARDS))  # log chance that the opponent(s) still to play do not hold the card
-        trump_beater = beats >= TRUMP_STRENGTH
+        trump_beater = trick.beats >= TRUMP_STRENGTH
         for seat in self.opponent_seats:
-            can_hold = bits_to_cards(possible[seat]) & ~in_trick[:, seat : seat + 1]
-            miss_trump = np.log(np.maximum(1.0 - hidden[seat] / np.maximum(trump_holders, 1.0), 1e-9))[:, None]
-            miss_other = np.log(np.maximum(1.0 - hidden[seat] / np.maximum(all_holders, 1.0), 1e-9))[:, None]
+            can_hold = bits_to_cards(unseen.possible[seat]) & ~trick.in_trick[:, seat : seat + 1]
+            hidden = unseen.hidden[seat]
+            miss_trump = np.log(np.maximum(1.0 - hidden / np.maximum(unseen.trump_holders, 1.0), 1e-9))[:, None]
+            miss_other = np.log(np.maximum(1.0 - hidden / np.maximum(unseen.all_holders, 1.0), 1e-9))[:, None]
             log_miss += np.where(can_hold, np.where(trump_beater, miss_trump, miss_other), 0.0)
         # per strength level, then summed over the levels above: a card is beaten by every card stronger than it
-        flat = (rows * STRENGTH_LEVELS)[:, None] + (beats + 1)  # (k, 52) into (k, levels)
+        flat = (rows * STRENGTH_LEVELS)[:, None] + (trick.beats + 1)  # (k, 52) into (k, levels)
         per_level = np.bincount(flat.ravel(), weights=log_miss.ravel(), minlength=k * STRENGTH_LEVELS)
         per_level = per_level.reshape(k, STRENGTH_LEVELS)
-        chance_by_level = np.exp(per_level.sum(axis=1, keepdims=True) - np.cumsum(per_level, axis=1))  # [game, s + 1]
-        beats_trick = legal & (beats > best[:, None])
-        card_chance = np.where(beats_trick, np.take_along_axis(chance_by_level, beats + 1, axis=1), 0.0)  # (k, 52)
-        partner_chance = np.where(partner_winning, chance_by_level[rows, best + 1], 0.0)
-        partner_sure = partner_chance >= style.feed_chance
-        at_risk_points = np.where(safe_lead, 0, value)  # points I could lose later by keeping the card
+        return np.exp(per_level.sum(axis=1, keepdims=True) - np.cumsum(per_level, axis=1))
 
-        # throw-low cost: non-trumps by rank, then non-point trumps, then point cards by value
-        throw_cost = np.where(is_trump, 20 + strength, strength) + 100 * value
-
-        def pick(score: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            """(card, applies): the allowed card of highest score in each game, and whether any is allowed."""
-            choice = np.where(allowed, score, NOT_LEGAL).argmax(axis=1)
-            return choice, np.asarray(allowed.any(axis=1))
-
-        rules: list[tuple[np.ndarray, np.ndarray]] = []
-        # ---- leading
+    def _leading_rules(
+        self,
+        view: PublicView,
+        cards: CardFacts,
+        leading: np.ndarray,
+        opponents_have_trumps: np.ndarray,
+        throw_card: np.ndarray,
+    ) -> list[Rule]:
+        """Leading rules 1-4 in order (pull trumps, cash, probe, lead low); each applies only where I lead."""
+        style, legal, strength, value = self.personality, cards.legal, cards.strength, cards.value
         maker_side = (view.maker >= 0) & (self.team_of_seat[np.maximum(view.maker, 0)] == 0)
-        opponents_have_trumps = opponent_top_trump >= 0
+        rules: list[Rule] = []
         if style.pull_trumps:
-            card, applies = pick(strength, legal & is_trump & safe_lead)
+            card, applies = _pick(strength, legal & cards.is_trump & cards.safe_lead)
             rules.append((card, applies & leading & opponents_have_trumps))
-        card, applies = pick(value * 100 - strength, legal & safe_lead & (value > 0))
+        card, applies = _pick(value * 100 - strength, legal & cards.safe_lead & (value > 0))
         rules.append((card, applies & leading))
         if style.probe_as_maker:
-            card, applies = pick(strength, legal & is_trump & (value == 0))
+            card, applies = _pick(strength, legal & cards.is_trump & (value == 0))
             rules.append((card, applies & leading & maker_side & opponents_have_trumps))
-        throw_card, _ = pick(-throw_cost, legal)
         rules.append((throw_card, leading))
-        # ---- following
-        feed_card, can_feed = pick(value * 100 - strength, legal & (value > 0) & ~safe_lead)
+        return rules
+
+    def _following_rules(
+        self, cards: CardFacts, trick: TrickSoFar, partner_chance: np.ndarray, throw_card: np.ndarray
+    ) -> list[Rule]:
+        """Following rules 1-4 in order (feed, save a point card, win points cheaply, contest); rule 5 (throw low) is
+        the default. Only reached when following: the last leading rule applies wherever I lead."""
+        style = self.personality
+        legal, strength, value, safe_lead = cards.legal, cards.strength, cards.value, cards.safe_lead
+        partner_sure = partner_chance >= style.feed_chance
+        at_risk_points = np.where(safe_lead, 0, value)  # points I could lose later by keeping the card
+        rules: list[Rule] = []
+        feed_card, can_feed = _pick(value * 100 - strength, legal & (value > 0) & ~safe_lead)
         rules.append((feed_card, partner_sure & can_feed))
         rules.append((throw_card, partner_sure))
-        card, applies = pick(at_risk_points * 100 - strength, (card_chance >= style.save_chance) & (at_risk_points > 0))
+        card, applies = _pick(
+            at_risk_points * 100 - strength, (cards.win_chance >= style.save_chance) & (at_risk_points > 0)
+        )
         rules.append((card, applies))
-        card, applies = pick(at_risk_points * 100 - strength, card_chance >= style.win_chance)
-        rules.append((card, applies & (trick_points > 0)))
+        card, applies = _pick(at_risk_points * 100 - strength, cards.win_chance >= style.win_chance)
+        rules.append((card, applies & (trick.points > 0)))
         if style.contest_points > 0:
-            card, applies = pick(strength, beats_trick & (value == 0))
-            rules.append((card, applies & ~partner_winning & (trick_points >= style.contest_points)))
-        choice = throw_card
-        for card, applies in reversed(rules):  # the first rule that applies decides
-            choice = np.where(applies, card, choice)
-        return PLAY_OFFSET + choice
+            card, applies = _pick(strength, cards.beats_trick & (value == 0))
+            rules.append((card, applies & ~trick.partner_winning & (trick.points >= style.contest_points)))
+        return rules
+
+
+def _safe_to_lead(
+    opponents_possible: np.ndarray, is_trump: np.ndarray, strength: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(k, 52) bool cards some opponent can hold, (k, 52) bool trumps, (k, 52) int16 strengths -> (k, 52) bool safe
+    to lead (no opponent can hold a higher trump, or for a non-trump a higher card of its suit or a trump), (k,) the
+    strength of the highest trump an opponent can hold (-1: none)."""
+    k = strength.shape[0]
+    opponent_top_trump = np.where(opponents_possible & is_trump, strength, -1).max(axis=1)  # (k,)
+    # highest non-trump an opponent can hold per suit: a non-trump's effective suit is its printed suit (13 columns)
+    top_in_suit = np.where(opponents_possible & ~is_trump, strength, -1).reshape(k, 4, 13).max(axis=2)  # (k, 4)
+    safe_lead = np.where(
+        is_trump,
+        strength > opponent_top_trump[:, None],
+        (opponent_top_trump[:, None] < 0) & (strength > np.repeat(top_in_suit, 13, axis=1)),
+    )
+    return safe_lead, opponent_top_trump
+
+
+def _pick(score: np.ndarray, allowed: np.ndarray) -> Rule:
+    """(k, 52) scores and allowed cards -> (card, applies): the allowed card of highest score in each game (ties: the
+    lowest card id), and whether any is allowed."""
+    choice = np.where(allowed, score, NOT_LEGAL).argmax(axis=1)
+    return choice, np.asarray(allowed.any(axis=1))
+
+
+def _first_that_applies(rules: list[Rule], default: np.ndarray) -> np.ndarray:
+    """(k,) card of the first rule, in list order, that applies to each game; ``default`` where none does."""
+    choice = default
+    for card, applies in reversed(rules):
+        choice = np.where(applies, card, choice)
+    return choice
 
 
 def _select(view: PublicView, games: np.ndarray) -> PublicView:

@@ -573,12 +573,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str, Any]:
-    """Run the benchmark, print the tables and return the JSON figures.
+@dataclass(frozen=True)
+class BenchSettings:
+    """The checked command line of one benchmark run."""
 
-    ``allow_reexec`` (only when run as ``python -m pedro_env.bench``) lets the command restart itself once
-    so the thread variables are in place before numpy loads.
-    """
+    args: argparse.Namespace  # as parsed (batch_sizes, threads, seed, skip_openspiel, json, ...)
+    prog: str  # the command's name, for one-line errors
+    config: PedroConfig  # the rules measured
+    overrides: dict[str, Any]  # the --set (and --config) keys as given, reported in "options"
+    seconds: float  # timed seconds per measurement
+    warmup_seconds: float  # untimed seconds before each measurement
+
+
+def checked_settings(argv: list[str] | None, allow_reexec: bool) -> BenchSettings:
+    """Parse and check the arguments before any measurement: a mistake ends in one line on stderr and exit status 2.
+    May re-execute the process first (see :func:`main`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     needs_thread_vars = args.threads > 0 and not thread_vars_already_set(args.threads)
@@ -598,8 +607,25 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
     except (SeedError, OutputPathError) as error:
         parser.error(str(error))
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
-    warmup_seconds = min(0.5, seconds / 4)
+    return BenchSettings(args, parser.prog, config, overrides, seconds, warmup_seconds=min(0.5, seconds / 4))
 
+
+def measure_openspiel_games(settings: BenchSettings) -> tuple[dict[str, OpenSpielResult], str | None]:
+    """OpenSpiel's games measured -> (results by game name, why they were skipped or None)."""
+    if settings.args.skip_openspiel:
+        return {}, "skipped (--skip-openspiel)"
+    try:
+        import pyspiel  # noqa: F401  (only probing that the optional extra is installed)
+    except ImportError:
+        return {}, "pyspiel is not importable (pip install 'pedro-rl[bench]'); comparison skipped"
+    seconds, seed, warmup_seconds = settings.seconds, settings.args.seed, settings.warmup_seconds
+    return {name: measure_openspiel(name, seconds, seed, warmup_seconds) for name in OPENSPIEL_GAMES}, None
+
+
+def run_benchmark(settings: BenchSettings) -> dict[str, Any]:
+    """Every measurement, in order (module docstring) -> the report :func:`format_report` and :func:`json_report`
+    read. A batch size that does not fit in memory ends in one line on stderr and exit status 1."""
+    args, config, seconds, warmup_seconds = settings.args, settings.config, settings.seconds, settings.warmup_seconds
     machine = machine_info()
     threads = limit_threads(args.threads)
     baseline_rss = peak_rss_bytes()
@@ -609,22 +635,12 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
         try:
             vector.append(measure_vector(config, size, seconds, args.seed, warmup_seconds))
         except MemoryError:
-            print(f"{parser.prog}: error: batch size {size} does not fit in memory; try a smaller one", file=sys.stderr)
+            print(
+                f"{settings.prog}: error: batch size {size} does not fit in memory; try a smaller one", file=sys.stderr
+            )
             raise SystemExit(1) from None
-
-    openspiel: dict[str, OpenSpielResult] = {}
-    skipped: str | None = None
-    if args.skip_openspiel:
-        skipped = "skipped (--skip-openspiel)"
-    else:
-        try:
-            import pyspiel  # noqa: F401  (only probing that the optional extra is installed)
-        except ImportError:
-            skipped = "pyspiel is not importable (pip install 'pedro-rl[bench]'); comparison skipped"
-        else:
-            openspiel = {name: measure_openspiel(name, seconds, args.seed, warmup_seconds) for name in OPENSPIEL_GAMES}
-
-    report = {
+    openspiel, skipped = measure_openspiel_games(settings)
+    return {
         "machine": machine,
         "threads": threads,
         "config": asdict(config),
@@ -633,7 +649,7 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
             "warmup_seconds": warmup_seconds,
             "seed": args.seed,
             "batch_sizes": args.batch_sizes,
-            "config_overrides": overrides,
+            "config_overrides": settings.overrides,
             "aec_timed_region": "whole PettingZoo loop incl. last() and the random choice",
             "vector_timed_region": "venv.step only; actions sampled outside",
         },
@@ -644,16 +660,32 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
         "openspiel_skipped": skipped,
         "ratios": speed_ratios(aec, vector, openspiel),
     }
+
+
+def write_figures(path: str, figures: dict[str, Any], prog: str) -> None:
+    """Write the JSON figures to ``path``; a failure (the disk may have filled up since the check) ends in one line
+    on stderr and exit status 1."""
+    try:
+        with open(path, "w", encoding="utf-8") as json_file:
+            json.dump(figures, json_file, indent=2)
+            json_file.write("\n")
+    except OSError as error:
+        print(f"{prog}: error: cannot write {path}: {error.strerror or error}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str, Any]:
+    """Run the benchmark, print the tables and return the JSON figures.
+
+    ``allow_reexec`` (only when run as ``python -m pedro_env.bench``) lets the command restart itself once
+    so the thread variables are in place before numpy loads.
+    """
+    settings = checked_settings(argv, allow_reexec)
+    report = run_benchmark(settings)
     print(format_report(report), flush=True)
     figures = json_report(report)
-    if args.json:
-        try:
-            with open(args.json, "w", encoding="utf-8") as json_file:
-                json.dump(figures, json_file, indent=2)
-                json_file.write("\n")
-        except OSError as error:  # checked at the start; the disk may have filled up since
-            print(f"{parser.prog}: error: cannot write {args.json}: {error.strerror or error}", file=sys.stderr)
-            raise SystemExit(1) from None
+    if settings.args.json:
+        write_figures(settings.args.json, figures, settings.prog)
     return figures
 
 
