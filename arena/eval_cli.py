@@ -49,9 +49,9 @@ from pedro_env.cli import (
     check_output_dir,
     check_output_prefix,
     quiet_on_broken_pipe,
-    rule_overrides,
+    rule_config,
 )
-from pedro_env.config import ConfigError, PedroConfig, make_config
+from pedro_env.config import ConfigError, PedroConfig
 
 PROG = "pedro-eval"
 DEFAULT_SEARCH_PAIRS = 20  # --gauntlet: pairs per search-agent entry (a few seconds of CPU per match)
@@ -172,7 +172,7 @@ def _run_matches_command(args: argparse.Namespace, explicit_workers: bool) -> in
     try:
         if args.baselines or args.search_pairs != DEFAULT_SEARCH_PAIRS or not args.partners:
             raise EvaluationError("--baselines, --search-pairs and --no-partners belong to --gauntlet")
-        config = make_config(**rule_overrides(args, PROG))
+        config, _ = rule_config(args, PROG)
         if len(args.sides) < 2:
             raise EvaluationError("give at least two sides")
         if len(args.sides) > 2 and not args.round_robin:
@@ -242,7 +242,7 @@ def _run_gauntlet_command(args: argparse.Namespace) -> int:
     try:
         _check_gauntlet_arguments(args)
         check_run_numbers(args.seed, args.workers)
-        config = make_config(**rule_overrides(args, PROG))
+        config, _ = rule_config(args, PROG)
         subject = args.sides[0]
         if "+" in subject:
             raise EvaluationError(f"--gauntlet measures one agent: {subject!r} is a team (the gauntlet seats partners)")

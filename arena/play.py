@@ -38,9 +38,9 @@ from pedro_env.cli import (
     add_rule_overrides,
     check_output_file,
     quiet_on_broken_pipe,
-    rule_overrides,
+    rule_config,
 )
-from pedro_env.config import ConfigError, PedroConfig, make_config
+from pedro_env.config import ConfigError, PedroConfig
 from pedro_env.render import render_table
 from pedro_env.state import Phase
 from pedro_env.tricks import trick_winner
@@ -341,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``pedro-play``: 0 after a match (or a quit), 1 when input ends early, 2 for bad arguments, 130 on Ctrl-C."""
     args = build_parser().parse_args(argv)
     try:
-        config = make_config(**rule_overrides(args, "pedro-play"))
+        config, _ = rule_config(args, "pedro-play")
         seats = build_seats(config, args.seat, args.partner, args.opponents)
         if args.seed is not None and not 0 <= args.seed <= 2**62:
             raise ConfigError(f"--seed must be an int from 0 to 2**62, got {args.seed}")

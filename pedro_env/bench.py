@@ -62,10 +62,10 @@ from pedro_env.cli import (
     check_output_file,
     int_at_least,
     positive_seconds,
-    rule_overrides,
+    rule_config,
     seed_argument,
 )
-from pedro_env.config import SEED_LIMIT, ConfigError, PedroConfig, SeedError, check_seed, make_config, parse_override
+from pedro_env.config import SEED_LIMIT, ConfigError, PedroConfig, SeedError, check_seed, parse_override
 from pedro_env.vector import VectorStep
 
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -141,7 +141,7 @@ class OpenSpielResult:
 def parse_config_overrides(items: list[str]) -> dict[str, Any]:
     """``["KEY=VALUE", ...]`` -> typed config overrides; ConfigError (a ValueError) for a malformed item.
 
-    (The command reads its ``--set KEY=VALUE`` through :func:`pedro_env.cli.rule_overrides`.)"""
+    (The command reads its ``--set KEY=VALUE`` through :func:`pedro_env.cli.rule_config`.)"""
     return dict(parse_override(item) for item in items)
 
 
@@ -595,8 +595,7 @@ def checked_settings(argv: list[str] | None, allow_reexec: bool) -> BenchSetting
         # before the checks below, so the re-executed process alone reports (the --config note once)
         reexec_with_thread_vars(args.threads)
     try:
-        overrides = rule_overrides(args, parser.prog)
-        config = make_config(**overrides)
+        config, overrides = rule_config(args, parser.prog)
     except ConfigError as error:
         parser.error(f"--set: {error}")
     try:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pedro_env.config import SeedError, check_seed, make_config, parse_override
+from pedro_env.config import PedroConfig, SeedError, check_seed, make_config, parse_override
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -162,16 +162,16 @@ def add_rule_overrides(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def rule_overrides(args: argparse.Namespace, prog: str) -> dict[str, Any]:
-    """The ``--set`` (and old ``--config``) assignments as typed keyword arguments for ``make_config``; ConfigError
-    for a bad one or a bad combination. ``--config`` still works and, once the values are known to be good, says in
-    one line on stderr that ``--set`` replaces it (a mistake stays a one-line error)."""
+def rule_config(args: argparse.Namespace, prog: str) -> tuple[PedroConfig, dict[str, Any]]:
+    """The games' config from the ``--set`` (and old ``--config``) assignments, and those assignments as typed
+    keyword arguments; ConfigError for a bad one or a bad combination. ``--config`` still works and, once the values
+    are known to be good, says in one line on stderr that ``--set`` replaces it (a mistake stays a one-line error)."""
     texts = [*args.deprecated_config, *args.rule_overrides]
     overrides = dict(parse_override(text.removeprefix("env.")) for text in texts)
-    make_config(**overrides)
+    config = make_config(**overrides)
     if args.deprecated_config:
         print(
             f"{prog}: note: --config is now --set (the spelling pedro-train uses); --config still works",
             file=sys.stderr,
         )
-    return overrides
+    return config, overrides

@@ -23,8 +23,8 @@ import numpy as np
 
 import pedro_env
 from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, PLAY_OFFSET, TRUMP_OFFSET
-from pedro_env.cli import OneLineErrorParser, add_rule_overrides, rule_overrides, seed_argument
-from pedro_env.config import ConfigError, PedroConfig, make_config
+from pedro_env.cli import OneLineErrorParser, add_rule_overrides, rule_config, seed_argument
+from pedro_env.config import ConfigError, PedroConfig
 
 EXAMPLES = """examples:
   python -m pedro_env.demo                      # seed 0, default rules (Cinch, 4 players, to 62), then the benchmark
@@ -187,8 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_rule_overrides(parser)
     args = parser.parse_args(argv)
     try:
-        overrides = rule_overrides(args, parser.prog)
-        make_config(**overrides)  # checked before the match starts printing
+        _, overrides = rule_config(args, parser.prog)  # checked before the match starts printing
     except ConfigError as error:
         parser.error(f"--set: {error}")
     play_match(args.seed, overrides)

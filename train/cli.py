@@ -204,7 +204,7 @@ def _prepare_resume(
             f"decision 0 with --resume {run_dir} --from-start"
         )
     payload = load_checkpoint(path)
-    config = make_train_config(make_train_config(**_checked_saved_config(payload, path)), **_resume_overrides(settings))
+    config = make_train_config(_saved_config(payload, path), **_resume_overrides(settings))
     decisions = int(payload.get("counters", {}).get("decisions", 0))
     finished = not config.final_eval_pairs or (run_dir / "eval.json").is_file()
     if decisions >= config.total_decisions and finished:
@@ -216,16 +216,15 @@ def _prepare_resume(
     return run_dir, config, payload
 
 
-def _checked_saved_config(payload: dict[str, Any], path: Path) -> dict[str, Any]:
-    """The checkpoint's config as keyword arguments, or CheckpointError if a hand edit broke it."""
+def _saved_config(payload: dict[str, Any], path: Path) -> TrainConfig:
+    """The checkpoint's config, checked, or CheckpointError if a hand edit broke it."""
     saved = payload["config"]
     if not isinstance(saved, dict) or not all(isinstance(key, str) for key in saved):
         raise CheckpointError(f"checkpoint {path} has a damaged config entry (not a mapping of config keys)")
     try:
-        make_train_config(**saved)
+        return make_train_config(**saved)
     except TrainConfigError as error:
         raise CheckpointError(f"checkpoint {path} has a config that no longer checks: {error}") from None
-    return saved
 
 
 def export_policy(source: str | Path, destination: str | Path) -> Path:
