@@ -120,6 +120,12 @@ class ActorCritic(nn.Module):
             return logits, self.value_head(hidden).squeeze(-1)
         return self.logits(observations, masks), self.value(observations if critic_inputs is None else critic_inputs)
 
+    def forward(
+        self, observations: torch.Tensor, masks: torch.Tensor, critic_inputs: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`logits_and_value` (the call DistributedDataParallel wraps)."""
+        return self.logits_and_value(observations, masks, critic_inputs)
+
 
 def masked_log_probs(logits: torch.Tensor) -> torch.Tensor:
     """(B, A) log-probabilities of masked logits (masked entries come out at about -1e9)."""

@@ -217,11 +217,18 @@ def run_gauntlet(
     workers: int = 1,
     policies: Sequence[tuple[str, bytes]] = (),
     progress: ProgressCallback | None = None,
+    share: tuple[int, int] = (0, 1),
+    gather: Callable[[Any], list[Any]] | None = None,
 ) -> GauntletResult:
     """Play every entry (shards of all entries share the workers, slowest first); see the module docstring.
 
     ``subject`` and the baselines are agent specs or names of ``policies`` (in-memory policies from
     :func:`agents.policy.policy_bytes`). Raises AgentSpecError for an unknown spec.
+
+    Split over several processes (the ranks of a training job): ``share = (part, parts)`` plays every
+    ``parts``-th shard from ``part`` on, and ``gather(own)`` returns every part's ``own`` results in part
+    order, so each process assembles the whole result (the same as one process's: a shard's matches
+    depend only on its pairs). ``progress`` counts this part's matches.
     """
     if config.num_teams != 2 or config.num_players != 4:
         raise AgentSpecError(
@@ -239,7 +246,9 @@ def run_gauntlet(
     ]
     # slow shards first, so the workers finish together (a shard's results do not depend on the order)
     shards.sort(key=lambda shard: not is_search(entries[shard.pairing].baseline))
-    total = sum(entry.pairs * config.num_teams for entry in entries)
+    part, parts = share
+    positions = list(range(part, len(shards), parts))
+    total = sum(shards[position].pairs * config.num_teams for position in positions)
     finished = 0
 
     def report(batch: list[tuple[int, int]]) -> None:
@@ -250,7 +259,15 @@ def run_gauntlet(
 
     settings = RunSettings(config, seed, FAST_BATCH, duplicate=True, policies=tuple(policies))
     started = time.perf_counter()
-    shard_results = run_shards(shards, settings, workers, report)
+    own = run_shards([shards[position] for position in positions], settings, workers, report)
+    if gather is None:
+        shard_results = own
+    else:
+        played: list[Any] = [None] * len(shards)
+        for index, results in enumerate(gather(own)):
+            for position, shard_result in zip(range(index, len(shards), parts), results):
+                played[position] = shard_result
+        shard_results = played
     elapsed = time.perf_counter() - started
     by_entry: list[list[Any]] = [[] for _ in entries]
     for shard, results in sorted(zip(shards, shard_results), key=lambda item: (item[0].pairing, item[0].first_pair)):

@@ -1,16 +1,21 @@
 """End-to-end training throughput: decisions per second of rollout + update with a config's network.
 
     python -m train.bench configs/ppo_selfplay.yaml --updates 10 [--set num_envs=1024 ...]
+    python -m train.bench configs/ppo_selfplay.yaml --ranks 1 2     # scaling: 1 rank, then 2, one run
 
 Runs the trainer's own loop (opponent games, league and all; no evaluation, no checkpoints) and
 prints decisions/s overall and the split between collecting rollouts and updating the network,
-after one warm-up update. Prints the machine it ran on.
+after one warm-up update. Prints the machine it ran on. With ``--ranks`` it runs the same loop as
+N ranks under torchrun (train/distributed.py, one torch thread per rank unless --set says otherwise)
+for each N in turn and prints the job's decisions/s and the speed-up over the first N.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -19,8 +24,11 @@ import numpy as np
 import torch
 
 from pedro_env.cli import OneLineErrorParser
+from train import distributed
 from train.config import TrainConfigError, load_train_config
 from train.ppo import Trainer, ppo_update
+
+RESULT_PREFIX = "train.bench result: "  # the line a rank-0 run prints for --ranks to read
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,12 +36,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("config", help="YAML config (e.g. configs/ppo_selfplay.yaml)")
     parser.add_argument("--updates", type=int, default=10, help="timed updates after one warm-up update")
     parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="config overrides")
+    parser.add_argument(
+        "--ranks", nargs="+", type=int, metavar="N", help="run as N ranks under torchrun, for each N given in turn"
+    )
     args = parser.parse_args(argv)
     try:
         if args.updates < 1:
             raise TrainConfigError(f"--updates must be an int >= 1, got {args.updates}")
+        if args.ranks and min(args.ranks) < 1:
+            raise TrainConfigError(f"--ranks takes ints >= 1, got {' '.join(map(str, args.ranks))}")
         config = load_train_config(args.config, args.set)
-        trainer = Trainer(config)
+        if args.ranks:
+            return _compare_ranks(args)
+        ranks = distributed.ranks_from_environment()
+        exchange = distributed.join(ranks)
+        trainer = Trainer(config, ranks=ranks, exchange=exchange)
     except (TrainConfigError, ValueError) as error:
         print(f"python -m train.bench: error: {error}", file=sys.stderr)
         return 2
@@ -42,18 +59,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = _load_average()
     collect_s = update_s = 0.0
     decisions = 0
+    exchange.barrier()
+    started = time.perf_counter()
     for _ in range(args.updates):
         start = time.perf_counter()
         before = trainer.decisions
         rollout = trainer.collect()
         advantages = trainer.advantages(rollout)
         middle = time.perf_counter()
-        ppo_update(trainer.network, trainer.optimizer, rollout, advantages, config, trainer.rng, trainer.device)
+        ppo_update(
+            trainer.learner_network,
+            trainer.optimizer,
+            rollout,
+            advantages,
+            config,
+            trainer.rng,
+            trainer.device,
+            batch=trainer.batch,
+        )
         trainer.updates += 1
         end = time.perf_counter()
         collect_s += middle - start
         update_s += end - middle
         decisions += trainer.decisions - before
+    exchange.barrier()
+    wall = time.perf_counter() - started
+    distributed.leave()
+    if not ranks.main:
+        return 0
     total = collect_s + update_s
     learner_share = float(np.mean(trainer.rollout.learner))
     threads = torch.get_num_threads()
@@ -69,11 +102,75 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"hidden {list(config.hidden_sizes)}, epochs {config.update_epochs}, minibatches {config.num_minibatches}, "
         f"opponent_share {config.opponent_share}"
     )
-    print(f"decisions: {decisions:,} in {args.updates} updates ({100 * learner_share:.0f}% the policy's)")
-    print(f"end to end: {decisions / total:,.0f} decisions/s")
+    where = f" over {ranks.world_size} ranks (the job's; rank 0's split)" if ranks.distributed else ""
+    print(f"decisions: {decisions:,} in {args.updates} updates{where} ({100 * learner_share:.0f}% the policy's)")
+    print(f"end to end: {decisions / wall:,.0f} decisions/s")
     print(f"  collecting: {decisions / collect_s:,.0f} decisions/s ({100 * collect_s / total:.0f}% of the time)")
     print(f"  updating:   {decisions / update_s:,.0f} decisions/s ({100 * update_s / total:.0f}% of the time)")
+    print(RESULT_PREFIX + json.dumps({"ranks": ranks.world_size, "decisions_per_s": decisions / wall}))
     return 0
+
+
+def _compare_ranks(args) -> int:
+    """Each --ranks N in turn under torchrun (nothing else running meanwhile), then the speed-ups over the first.
+
+    For each N > 1 it also runs N independent one-process benchmarks at the same time (other seeds) and sums
+    their decisions/s: what the machine gives N processes that never wait for each other, the ceiling of
+    the N-rank figure measured in the same run.
+    """
+    settings = ["--set", *args.set] if args.set else []
+    figures: list[tuple[str, int, float]] = []
+    for nproc in args.ranks:
+        outputs = _run_benches(
+            [distributed.launch_command(nproc, "train.bench", [args.config, "--updates", str(args.updates), *settings])]
+        )
+        if outputs is None:
+            return 1
+        print(f"== {nproc} rank{'s' if nproc != 1 else ''}")
+        print("\n".join(line for line in outputs[0][0] if not line.startswith(RESULT_PREFIX)))
+        figures.append((f"{nproc} rank{'s' if nproc != 1 else ''}", nproc, outputs[0][1]))
+        if nproc > 1:
+            commands = [
+                distributed.launch_command(
+                    1,
+                    "train.bench",
+                    [args.config, "--updates", str(args.updates), "--set", *args.set, f"seed={100 + copy}"],
+                )
+                for copy in range(nproc)
+            ]
+            outputs = _run_benches(commands)
+            if outputs is None:
+                return 1
+            figures.append((f"{nproc} independent processes", nproc, sum(rate for _, rate in outputs)))
+    base = figures[0][2]
+    print(f"\n{'':28s} decisions/s  vs {figures[0][0]}")
+    for label, _, rate in figures:
+        print(f"{label:28s} {rate:11,.0f}  {rate / base:.2f}x")
+    return 0
+
+
+def _run_benches(commands: list[list[str]]) -> list[tuple[list[str], float]] | None:
+    """Start every command at once and wait for all; each one's output lines and decisions/s (None: one failed)."""
+    environment = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    processes = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+        for command in commands
+    ]
+    results = []
+    for process in processes:
+        out, err = process.communicate()
+        if process.returncode != 0:
+            last = (err.strip().splitlines() or ["(no output)"])[-1]
+            print(f"python -m train.bench: error: a benchmark run failed: {last}", file=sys.stderr)
+            return None
+        lines = out.splitlines()
+        rate = next(
+            json.loads(line[len(RESULT_PREFIX) :])["decisions_per_s"]
+            for line in lines
+            if line.startswith(RESULT_PREFIX)
+        )
+        results.append((lines, rate))
+    return results
 
 
 def _load_average() -> float:

@@ -14,11 +14,17 @@ continues exactly where it stopped (a second Ctrl-C interrupts at once, losing t
 last checkpoint). A run that died before its first checkpoint starts again from decision 0 only with
 ``--resume runs/<name> --from-start``. Mistakes end in one line on stderr and status 2; a failure to
 write mid-run (a full disk) in one line naming the last checkpoint, status 1.
+
+Several processes: ``torchrun --nproc_per_node N -m train.cli CONFIG`` (any torchrun rendezvous,
+multi-node included), or ``pedro-train CONFIG --nproc N`` for N ranks on this machine; rank 0 checks
+the config and the run directory, the others take what it decided (train/distributed.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from datetime import datetime
@@ -35,6 +41,7 @@ from train.config import (
     load_train_config,
     make_train_config,
 )
+from train.distributed import DEFAULT_TIMEOUT_S, Ranks, RanksError, launch_command, ranks_from_environment
 from train.rundir import check_new_run_dir, check_not_in_use
 
 # keys a resumed run may change; the rest fix the run's structure or its exact continuation
@@ -67,6 +74,8 @@ EXAMPLES = """examples:
   tensorboard --logdir runs
   pedro-eval ckpt:runs/wide/latest.pt rule:heuristic --matches 1000
   pedro-train --export runs/wide my_policy.pt                # the policy alone, a small file for ckpt:
+  pedro-train configs/ppo_selfplay.yaml --nproc 2            # two ranks on this machine (torchrun, DDP)
+  torchrun --nproc_per_node 2 -m train.cli configs/ppo_selfplay.yaml --run-name ddp   # the same, by hand
 """
 
 
@@ -91,6 +100,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (log lines instead)")
     parser.add_argument("--list-keys", action="store_true", help="print every config key, default and meaning")
     parser.add_argument(
+        "--nproc",
+        type=int,
+        metavar="N",
+        help="train with N ranks on this machine (torchrun --standalone --nproc_per_node N; one thread each)",
+    )
+    parser.add_argument(
+        "--dist-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"several ranks: seconds a rank waits for the others before it fails (default {DEFAULT_TIMEOUT_S:.0f})",
+    )
+    parser.add_argument(
         "--export",
         nargs=2,
         metavar=("CHECKPOINT", "OUT"),
@@ -101,7 +123,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 @quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    try:
+        ranks = ranks_from_environment()
+        if args.dist_timeout <= 0:
+            raise RanksError(f"--dist-timeout must be a number of seconds > 0, got {args.dist_timeout}")
+        if args.nproc is not None and args.nproc < 1:
+            raise RanksError(f"--nproc must be an int >= 1, got {args.nproc}")
+    except RanksError as error:
+        print(f"pedro-train: error: {error}", file=sys.stderr)
+        return 2
+    if args.nproc is not None and args.nproc > 1 and not ranks.distributed:
+        if args.list_keys or args.export:
+            print("pedro-train: error: --nproc trains; it does not go with --list-keys or --export", file=sys.stderr)
+            return 2
+        return _launch(args.nproc, _without_nproc(argv))
+    if ranks.distributed:
+        return _main_ranks(args, ranks)
     if args.list_keys:
         for key, default, allowed, meaning in config_reference():
             print(f"{key:22s} {default:38s} {meaning} Values: {allowed}.")
@@ -135,6 +174,102 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return 0
+
+
+def _launch(nproc: int, argv: list[str]) -> int:
+    """``pedro-train ... --nproc N``: the same command as N ranks under torchrun on this machine."""
+    environment = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}  # torch_threads rules
+    process = subprocess.Popen(launch_command(nproc, "train.cli", argv), env=environment)
+    while True:
+        try:
+            return process.wait()
+        except KeyboardInterrupt:  # torchrun and its ranks got the Ctrl-C too: they stop at a checkpoint
+            continue
+
+
+def _without_nproc(argv: list[str]) -> list[str]:
+    kept, skip = [], False
+    for argument in argv:
+        if skip:
+            skip = False
+        elif argument == "--nproc":
+            skip = True
+        elif not argument.startswith("--nproc="):
+            kept.append(argument)
+    return kept
+
+
+def _main_ranks(args: argparse.Namespace, ranks: Ranks) -> int:
+    """One rank of a torchrun job: rank 0 checks and prepares the run and says so to the others; every rank
+    trains; rank 0 alone prints (one line for a mistake, status 2) and writes."""
+    from train import distributed
+
+    def say(text: str) -> None:
+        if ranks.main:
+            print(f"pedro-train: error: {text}", file=sys.stderr)
+
+    if args.list_keys or args.export:
+        say("--list-keys and --export run in one process: call pedro-train without torchrun")
+        return 2
+    exchange = distributed.join(ranks, args.dist_timeout)
+    try:
+        decided: tuple[Any, ...] = ("error", "")
+        if ranks.main:
+            try:
+                run_dir, config, payload = prepare_run(args)
+                check_job(config, payload, ranks)
+                decided = ("run", str(run_dir), config.to_dict(), payload)
+            except (TrainConfigError, CheckpointError, ValueError) as error:
+                decided = ("error", str(error))
+        decided = exchange.broadcast(decided)
+        if decided[0] == "error":
+            say(decided[1])
+            return 2
+        _, run_dir_name, config_values, payload = decided
+        config = make_train_config(**config_values)
+        from train.run import run_training
+
+        try:
+            run_training(
+                config,
+                Path(run_dir_name),
+                payload,
+                progress=not args.no_progress,
+                from_start=args.from_start,
+                ranks=ranks,
+                exchange=exchange,
+            )
+        except (TrainConfigError, CheckpointError, ValueError) as error:
+            say(str(error))
+            return 2
+        except OSError as error:
+            if ranks.main:
+                where = f" {error.filename}" if error.filename else ""
+                say(f"cannot write{where}: {error.strerror or error}; {_last_checkpoint(Path(run_dir_name))}")
+            return 1
+        except RuntimeError as error:  # a collective failed: another rank died or timed out
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            print(
+                f"pedro-train: rank {ranks.rank}: stopped: another rank ended or stopped answering ({first})",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+    finally:
+        distributed.leave()
+
+
+def check_job(config: TrainConfig, payload: dict[str, Any] | None, ranks: Ranks) -> None:
+    """Raise TrainConfigError where the job cannot run as this config and checkpoint ask."""
+    from train.ppo import checkpoint_world_size_error
+
+    if payload is not None and int(payload.get("world_size", 1)) != ranks.world_size:
+        raise TrainConfigError(checkpoint_world_size_error(int(payload.get("world_size", 1)), ranks.world_size))
+    if ranks.world_size * config.num_envs > 2**32:
+        raise TrainConfigError(
+            f"world_size * num_envs must be at most 2**32 (each rank's deals are seeded apart); got "
+            f"{ranks.world_size} * {config.num_envs}"
+        )
 
 
 def _last_checkpoint(run_dir: Path) -> str:
@@ -205,6 +340,7 @@ def _prepare_resume(
         )
     payload = load_checkpoint(path)
     config = make_train_config(_saved_config(payload, path), **_resume_overrides(settings))
+    check_job(config, payload, ranks_from_environment())
     decisions = int(payload.get("counters", {}).get("decisions", 0))
     finished = not config.final_eval_pairs or (run_dir / "eval.json").is_file()
     if decisions >= config.total_decisions and finished:

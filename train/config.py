@@ -58,7 +58,7 @@ class TrainConfig:
     env: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Rule and episode options of the games (PedroConfig keys, e.g. ``{target_score: 62, variant: cinch}``)."""
     num_envs: int = 512
-    """Games stepped together in the batched environment."""
+    """Games stepped together in the batched environment (per rank: a job of N ranks plays N * num_envs)."""
     rollout_steps: int = 64
     """Environment steps per game between two updates (a rollout holds num_envs * rollout_steps decisions)."""
 
@@ -159,7 +159,8 @@ class TrainConfig:
     final_search_pairs: int = 20
     """Duplicate match pairs per search-agent entry in the final table (0: leave out)."""
     eval_workers: int = 0
-    """Processes playing the evaluation matches (0: one per core); training waits while they play."""
+    """Processes playing the evaluation matches (0: one per core; with several ranks each plays a share with its
+    machine's cores divided among the ranks on it); training waits while they play."""
     eval_seed: int = 1_000_000
     """Seed of the evaluation deals (the same deals at every evaluation, so curves compare like with like)."""
     checkpoint_interval: int = 5_000_000

@@ -27,6 +27,7 @@ import copy
 import math
 import os
 import signal
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,15 @@ from pedro_env.actions import NUM_ACTIONS, TRUMP_OFFSET
 from pedro_env.encoding import full_state_size, observation_scale, observation_size
 from pedro_env.vector import PedroVectorEnv, VectorStep
 from train.config import TrainConfig
+from train.distributed import (
+    SINGLE,
+    Exchange,
+    LocalBatch,
+    Ranks,
+    gradient_group,
+    minibatch_reducer,
+    rank_device,
+)
 from train.league import OpponentPool
 from train.teacher import Teacher
 
@@ -169,7 +179,7 @@ def seat_advantages(
 
 
 def ppo_update(
-    network: ActorCritic,
+    network: nn.Module,
     optimizer: torch.optim.Optimizer,
     rollout: Rollout,
     advantages: np.ndarray,
@@ -177,19 +187,26 @@ def ppo_update(
     rng: np.random.Generator,
     device: torch.device,
     teacher_weight: float = 0.0,
+    batch: LocalBatch | None = None,
 ) -> dict[str, float]:
     """Clipped PPO over the learner's decisions of ``rollout``; returns the last minibatch's losses and KL figures.
 
-    With ``teacher_weight`` > 0 the loss adds that weight times the cross-entropy of the policy to the
-    teacher's actions (``rollout.teacher_actions``, where given): kickstarting.
+    ``network`` is an :class:`ActorCritic` or its DistributedDataParallel wrapper; with several ranks
+    ``batch`` is a :class:`train.distributed.RankBatch`, and every minibatch is the union of the ranks'
+    parts (each rank splits its own decisions into ``num_minibatches``). With ``teacher_weight`` > 0 the
+    loss adds that weight times the cross-entropy of the policy to the teacher's actions
+    (``rollout.teacher_actions``, where given): kickstarting.
     """
+    batch = batch or LocalBatch()
     chosen = np.flatnonzero(rollout.learner.reshape(-1))
-    if chosen.size == 0:
+    if batch.total(chosen.size) == 0:
         return {}
+    pinned = device.type == "cuda"  # one copy of the rollout to the GPU per update, from pinned memory
 
     def gather(array: np.ndarray) -> torch.Tensor:
         flat = array.reshape(array.shape[0] * array.shape[1], *array.shape[2:])
-        return torch.from_numpy(flat[chosen]).to(device)
+        tensor = torch.from_numpy(flat[chosen])
+        return tensor.pin_memory().to(device, non_blocking=True) if pinned else tensor.to(device)
 
     observations = gather(rollout.observations)
     critic_inputs = observations if rollout.critic_inputs is None else gather(rollout.critic_inputs)
@@ -204,16 +221,23 @@ def ppo_update(
     flat_advantages = gather(advantages)
     returns = flat_advantages + old_values
 
-    batch = chosen.size
-    minibatches = min(config.num_minibatches, batch)
+    rows = chosen.size
+    # every rank must run as many minibatches (each is a collective); one process keeps at most one per row
+    minibatches = config.num_minibatches if batch.world_size > 1 else min(config.num_minibatches, rows)
+    local_advantages = advantages.reshape(-1)[chosen]
+    local_labelled = None if teacher_weight <= 0 else rollout.teacher_actions.reshape(-1)[chosen] >= 0
     clip_fractions: list[float] = []
     stats: dict[str, float] = {}
-    approx_kl = torch.zeros(())
+    kl_terms = torch.zeros(1)
+    teacher_terms: tuple[torch.Tensor, torch.Tensor] | None = None
     for _ in range(config.update_epochs):
-        order = rng.permutation(batch)
-        for part in np.array_split(order, minibatches):
+        order = rng.permutation(rows)
+        parts = np.array_split(order, minibatches)
+        batch.plan(parts, local_advantages, local_labelled)  # with several ranks: one exchange for the epoch
+        for part_number, part in enumerate(parts):
             index = torch.from_numpy(part).to(device)
-            logits, new_value = network.logits_and_value(
+            part_rows = batch.rows(part.size, part_number)
+            logits, new_value = network(
                 observations[index], masks[index], None if rollout.critic_inputs is None else critic_inputs[index]
             )
             log_probs = masked_log_probs(logits)
@@ -223,17 +247,18 @@ def ppo_update(
             log_ratio = new_log_prob - old_log_probs[index]
             ratio = log_ratio.exp()
             with torch.no_grad():
-                approx_kl = ((ratio - 1) - log_ratio).mean()
+                kl_terms = (ratio - 1) - log_ratio
                 clip_fractions.append(((ratio - 1.0).abs() > config.clip_coef).float().mean().item())
 
-            policy_loss = _clipped_policy_loss(flat_advantages[index], ratio, config)
-            value_loss = _value_loss(new_value, old_values[index], returns[index], config)
+            policy_loss = _clipped_policy_loss(flat_advantages[index], ratio, config, batch, part_rows, part_number)
+            value_loss = _value_loss(new_value, old_values[index], returns[index], config, batch, part_rows)
             entropy_loss = entropy.mean()
-            bonus = (entropy * entropy_weight[index]).mean()
+            bonus = batch.loss_mean(entropy * entropy_weight[index], part_rows)
             loss = policy_loss - config.ent_coef * bonus + config.vf_coef * value_loss
-            teacher_stats = {}
+            teacher_terms = None
             if teacher_actions is not None:
-                teacher_loss, teacher_stats = _teacher_loss(log_probs, logits, teacher_actions[index])
+                labelled = batch.labelled(int((teacher_actions[index] >= 0).sum().item()), part_number)
+                teacher_loss, teacher_terms = _teacher_loss(log_probs, logits, teacher_actions[index], batch, labelled)
                 if teacher_loss is not None:
                     loss = loss + teacher_weight * teacher_loss
 
@@ -245,56 +270,71 @@ def ppo_update(
                 "policy_loss": policy_loss.item(),
                 "value_loss": value_loss.item(),
                 "entropy": entropy_loss.item(),
-                **teacher_stats,
             }
             bid_rows = bidding[index]
             if bid_rows.any():
                 stats["bid_entropy"] = entropy[bid_rows].mean().item()
-        if config.target_kl and approx_kl.item() > config.target_kl:
+        # the last minibatch's KL, over every rank's part of it (so every rank stops at the same epoch)
+        if config.target_kl and batch.stat_mean(kl_terms) > config.target_kl:
             break
+    approx_kl = batch.stat_mean(kl_terms)
+    if teacher_terms is not None:  # the last minibatch's figures, as the losses above
+        stats["teacher_loss"] = batch.stat_mean(teacher_terms[0])
+        stats["teacher_agreement"] = batch.stat_mean(teacher_terms[1])
 
     predicted, target = old_values.cpu().numpy(), returns.cpu().numpy()
     target_variance = float(np.var(target))
     explained = math.nan if target_variance == 0 else 1.0 - float(np.var(target - predicted)) / target_variance
     return {
         **stats,
-        "approx_kl": approx_kl.item(),
+        "approx_kl": float(approx_kl),
         "clipfrac": float(np.mean(clip_fractions)),
         "explained_variance": explained,
-        "learner_decisions": float(batch),
+        "learner_decisions": float(rows),
     }
 
 
-def _clipped_policy_loss(advantage: torch.Tensor, ratio: torch.Tensor, config: TrainConfig) -> torch.Tensor:
+def _clipped_policy_loss(
+    advantage: torch.Tensor, ratio: torch.Tensor, config: TrainConfig, batch: LocalBatch, rows: int, part: int
+) -> torch.Tensor:
     """PPO's clipped surrogate (advantages normalised per minibatch with ``norm_adv``)."""
-    if config.norm_adv and advantage.numel() > 1:
-        advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
-    return torch.max(
+    if config.norm_adv and rows > 1:
+        mean, std = batch.moments(advantage, part)
+        advantage = (advantage - mean) / (std + 1e-8)
+    surrogate = torch.max(
         -advantage * ratio, -advantage * torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)
-    ).mean()
+    )
+    return batch.loss_mean(surrogate, rows)
 
 
 def _value_loss(
-    new_value: torch.Tensor, old_value: torch.Tensor, returns: torch.Tensor, config: TrainConfig
+    new_value: torch.Tensor,
+    old_value: torch.Tensor,
+    returns: torch.Tensor,
+    config: TrainConfig,
+    batch: LocalBatch,
+    rows: int,
 ) -> torch.Tensor:
     """Half the squared error to the returns, clipped around the old value with ``clip_vloss``."""
     if not config.clip_vloss:
-        return 0.5 * ((new_value - returns) ** 2).mean()
+        return 0.5 * batch.loss_mean((new_value - returns) ** 2, rows)
     clipped = old_value + torch.clamp(new_value - old_value, -config.clip_coef, config.clip_coef)
-    return 0.5 * torch.max((new_value - returns) ** 2, (clipped - returns) ** 2).mean()
+    return 0.5 * batch.loss_mean(torch.max((new_value - returns) ** 2, (clipped - returns) ** 2), rows)
 
 
 def _teacher_loss(
-    log_probs: torch.Tensor, logits: torch.Tensor, taught: torch.Tensor
-) -> tuple[torch.Tensor | None, dict[str, float]]:
-    """Kickstarting: the cross-entropy from the policy to the teacher's actions (-1: no label) and how often the
-    policy's argmax agrees; ``(None, {})`` when the minibatch has no label."""
+    log_probs: torch.Tensor, logits: torch.Tensor, taught: torch.Tensor, batch: LocalBatch, labelled: int
+) -> tuple[torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
+    """Kickstarting: the cross-entropy from the policy to the teacher's actions (-1: no label) over the
+    minibatch's ``labelled`` rows (on every rank), and per labelled row the cross-entropy and whether the
+    policy's argmax agrees (for the statistics); ``(None, None)`` when no row has a label."""
+    if labelled == 0:
+        return None, None
     rows = taught >= 0
-    if not rows.any():
-        return None, {}
-    loss = -log_probs[rows].gather(1, taught[rows].unsqueeze(1)).mean()
-    agreement = (logits[rows].argmax(dim=1) == taught[rows]).float().mean()
-    return loss, {"teacher_loss": loss.item(), "teacher_agreement": agreement.item()}
+    cross_entropy = -log_probs[rows].gather(1, taught[rows].unsqueeze(1))
+    loss = batch.loss_mean(cross_entropy, labelled)
+    agreement = (logits[rows].argmax(dim=1) == taught[rows]).float()
+    return loss, (cross_entropy.detach(), agreement)
 
 
 # ---------------------------------------------------------------- 5. the trainer
@@ -418,13 +458,25 @@ class GameStats:
 class Trainer:
     """Everything of one run: env, network, optimizer, opponents, counters and RNGs (see the module docstring)."""
 
-    def __init__(self, config: TrainConfig, device: torch.device | None = None) -> None:
+    def __init__(
+        self,
+        config: TrainConfig,
+        device: torch.device | None = None,
+        ranks: Ranks = SINGLE,
+        exchange: Exchange | None = None,
+    ) -> None:
+        """``ranks`` and ``exchange`` (:mod:`train.distributed`): this process's place in a torchrun job and the
+        collectives over its ranks; the defaults are the one process of a plain run."""
         self.config = config
         self.pedro_config = config.pedro_config
-        self.device = device if device is not None else resolve_device(config.device)
+        self.ranks = ranks
+        self.exchange = exchange if exchange is not None else Exchange(ranks)
+        if device is None:
+            device = rank_device(config.device, ranks) if ranks.distributed else resolve_device(config.device)
+        self.device = device
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
-        torch.manual_seed(config.seed)  # the network's initial weights
+        torch.manual_seed(config.seed)  # the network's initial weights (DistributedDataParallel also sends rank 0's)
         self.venv = PedroVectorEnv(config.num_envs, self.pedro_config)
         size = observation_size(self.pedro_config)
         self.shape = NetworkShape(
@@ -436,11 +488,26 @@ class Trainer:
         )
         self.scale = observation_scale(self.pedro_config)
         self.network = ActorCritic(self.shape, self.scale).to(self.device)
+        # the games are played on the CPU: on a GPU the network learns, and a CPU copy acts (weights move once
+        # per update, the rollout once to the GPU), instead of a round trip to the GPU at every step
+        self.acting_network = self.network if self.device.type == "cpu" else copy.deepcopy(self.network).to("cpu")
+        self.learner_network: nn.Module = self.network
+        if ranks.distributed:
+            self.learner_network = nn.parallel.DistributedDataParallel(
+                self.network,
+                device_ids=[self.device.index] if self.device.type == "cuda" else None,
+                forward_sync_buffers=False,  # the buffers are the observation scales: constants
+                process_group=gradient_group(self.device),
+            )
+        self.batch = minibatch_reducer(self.exchange)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.lr, eps=1e-5)
-        self.rng = np.random.default_rng([config.seed, 0])  # opponent assignment, minibatch order
-        self.opponent_rng = np.random.default_rng([config.seed, 1])  # the opponents' own choices
-        self.sampler = torch.Generator(device=self.device)
-        self.sampler.manual_seed(config.seed)
+        # each rank its own streams; rank 0 (the only one of a plain run) keeps the seeds of a one-process run
+        rank_key = [ranks.rank] if ranks.rank else []
+        self.rng = np.random.default_rng([config.seed, 0, *rank_key])  # opponent assignment, minibatch order
+        self.opponent_rng = np.random.default_rng([config.seed, 1, *rank_key])  # the opponents' own choices
+        self.sampler = torch.Generator(device=self.acting_network_device)
+        rank_seed = int(np.random.SeedSequence([config.seed, 2, ranks.rank]).generate_state(1)[0])
+        self.sampler.manual_seed(rank_seed if ranks.rank else config.seed)
         self.pool = OpponentPool(
             self.pedro_config,
             config.baseline_opponents,
@@ -481,7 +548,8 @@ class Trainer:
         self.next_eval = config.eval_interval if config.eval_interval else math.inf
         self.next_checkpoint = config.checkpoint_interval
         self.latest_eval: dict[str, dict[str, float]] = {}
-        self.step = self.venv.reset(seed=config.seed * ENV_SEED_STRIDE)
+        self.step = self.venv.reset(seed=config.seed * ENV_SEED_STRIDE + ranks.rank * config.num_envs)
+        self.pending_outcomes: list[np.ndarray] = []  # several ranks: this rollout's outcomes, merged at its end
         # who plays each seat: -1 the policy, else an index into the opponent pool
         self.seat_controller = np.full((config.num_envs, self.pedro_config.num_players), -1, dtype=np.int64)
         self.learner_team = np.full(config.num_envs, -1, dtype=np.intp)  # the policy's team; -1 in self-play
@@ -550,6 +618,9 @@ class Trainer:
         step = self.step
         won = step.deals["winner"][ended] == self.learner_team[ended]
         outcomes = np.where(step.terminated[ended], won.astype(np.float64), 0.5)
+        if self.ranks.distributed:  # merged with the other ranks' at the end of the rollout
+            self.pending_outcomes.append(np.stack([self.game_opponent[ended], self.game_partner[ended], outcomes]))
+            return
         self.pool.record_outcomes(self.game_opponent[ended], self.game_partner[ended], outcomes)
 
     def _critic_inputs(self, viewers: np.ndarray | None = None) -> np.ndarray:
@@ -583,15 +654,13 @@ class Trainer:
                 assisted = learner & (assistant >= 0) & masks[:, :TRUMP_OFFSET].any(axis=1)
                 learner = learner & ~assisted
 
-            observations = torch.from_numpy(step.observation).to(self.device)
+            observations = torch.from_numpy(step.observation)
             critic_inputs = None
             if config.centralized_critic:
                 critic_inputs = self._critic_inputs()
                 rollout.critic_inputs[t] = critic_inputs  # type: ignore[index]
-                critic_inputs = torch.from_numpy(critic_inputs).to(self.device)
-            logits, values = self.network.logits_and_value(
-                observations, torch.from_numpy(masks).to(self.device), critic_inputs
-            )
+                critic_inputs = torch.from_numpy(critic_inputs)
+            logits, values = self.acting_network.logits_and_value(observations, torch.from_numpy(masks), critic_inputs)
             actions_t = sample_actions(logits, self.sampler)
             log_probs = masked_log_probs(logits).gather(1, actions_t.unsqueeze(1)).squeeze(1)
             actions = actions_t.cpu().numpy()
@@ -629,8 +698,19 @@ class Trainer:
             ended = np.flatnonzero(self.step.terminated | self.step.truncated)
             self._record_outcomes(ended)
             self._assign_opponents(ended)
-            self.decisions += config.num_envs
+            self.decisions += config.num_envs * self.ranks.world_size  # the job's decisions: every rank steps alike
+        if self.ranks.distributed:
+            self._merge_outcomes()
         return rollout
+
+    def _merge_outcomes(self) -> None:
+        """Several ranks: every rank records the rollout's finished matches of all ranks, in rank order, so the
+        opponent sampling (pfsp) stays the same on every rank."""
+        mine = np.concatenate(self.pending_outcomes, axis=1) if self.pending_outcomes else np.zeros((3, 0))
+        self.pending_outcomes = []
+        for outcomes in self.exchange.gather(mine):
+            opponents, partners = outcomes[0].astype(np.int64), outcomes[1].astype(np.int64)
+            self.pool.record_outcomes(opponents, partners, outcomes[2])
 
     @torch.no_grad()
     def advantages(self, rollout: Rollout) -> np.ndarray:
@@ -642,8 +722,8 @@ class Trainer:
             if games.size == 0:
                 continue
             viewers = np.full(self.config.num_envs, seat, dtype=np.int8)
-            inputs = torch.from_numpy(self._critic_inputs(viewers)[games]).to(self.device)
-            bootstrap[games, seat] = self.network.value(inputs).cpu().numpy()
+            inputs = torch.from_numpy(self._critic_inputs(viewers)[games])
+            bootstrap[games, seat] = self.acting_network.value(inputs).numpy()
         return seat_advantages(
             rollout.rewards,
             rollout.values,
@@ -659,11 +739,20 @@ class Trainer:
         """Weight of the teacher's cross-entropy in the next update (0 without a teacher)."""
         return 0.0 if self.teacher is None else self.teacher.weight(self.decisions)
 
+    @property
+    def acting_network_device(self) -> torch.device:
+        return torch.device("cpu")  # the games are stepped on the CPU, so their policy runs there
+
+    @property
+    def num_updates(self) -> int:
+        """Updates in the run, over the job's rollouts (``world_size`` ranks each add one per update)."""
+        return max(1, math.ceil(self.config.total_decisions / (self.config.rollout_decisions * self.ranks.world_size)))
+
     def learning_rate(self) -> float:
         """The learning rate of the next update (linear decay to 0 over the run with ``anneal_lr``)."""
         if not self.config.anneal_lr:
             return self.config.lr
-        return self.config.lr * max(0.0, 1.0 - self.updates / self.config.num_updates)
+        return self.config.lr * max(0.0, 1.0 - self.updates / self.num_updates)
 
     def train_step(self) -> dict[str, float]:
         """One rollout and one update; returns the update's statistics."""
@@ -673,8 +762,20 @@ class Trainer:
         rollout = self.collect()
         advantages = self.advantages(rollout)
         stats = ppo_update(
-            self.network, self.optimizer, rollout, advantages, self.config, self.rng, self.device, teacher_weight
+            self.learner_network,
+            self.optimizer,
+            rollout,
+            advantages,
+            self.config,
+            self.rng,
+            self.device,
+            teacher_weight,
+            self.batch,
         )
+        if self.acting_network is not self.network:
+            self.acting_network.load_state_dict(self.network.state_dict())
+        if self.ranks.distributed:
+            self.check_same_parameters()
         if self.teacher is not None:
             stats["teacher_weight"] = teacher_weight
         self.updates += 1
@@ -683,6 +784,24 @@ class Trainer:
             self.pool.add_snapshot(self.network, self.decisions)
             self.next_league += self.config.league_interval
         return stats
+
+    def check_same_parameters(self) -> None:
+        """Several ranks: the network's weights are the same bytes on every rank (else the run stops)."""
+        digests = self.exchange.gather(parameter_digest(self.network))
+        if len(set(digests)) != 1:
+            raise RuntimeError(f"the ranks' networks differ after update {self.updates + 1} (digests {digests})")
+
+    def game_scalars(self) -> dict[str, float]:
+        """The ``game/`` scalars since the last log, over every rank's games (a collective with several ranks)."""
+        if not self.ranks.distributed:
+            return self.game_stats.scalars()
+        stats = self.game_stats
+        names = list(stats.values)
+        merged = GameStats(stats.groups)
+        values = self.exchange.sum_array(np.array([stats.values[name] for name in names], dtype=np.float64))
+        merged.values = dict(zip(names, values.tolist()))
+        merged.by_group = self.exchange.sum_array(stats.by_group).reshape(stats.by_group.shape)
+        return merged.scalars()
 
     # -- the schedule: every interval of the run is kept here ---------------------------------
 
@@ -732,7 +851,9 @@ class Trainer:
 
         Baseline opponents get ``pairs`` pairs, partner and league entries ``partner_pairs`` (default ``pairs``;
         0 leaves the partner entries out), search agents ``search_pairs``. Plays in ``eval_workers`` processes
-        (0: one per core); ``progress(done, total)`` after each batch of matches.
+        (0: one per core); ``progress(done, total)`` after each batch of matches. With several ranks each plays
+        a share of the matches (with its machine's cores shared among the ranks on it) and every rank gets the
+        whole result: the same as one process's, since a match's deals depend only on its pair.
         """
         config = self.config
         network = copy.deepcopy(self.network).to("cpu").eval()
@@ -745,9 +866,18 @@ class Trainer:
             league.append(name)
         partners = config.eval_partners and partner_pairs != 0
         entries = gauntlet_entries(config.eval_opponents, pairs, search_pairs, partners, league, partner_pairs)
-        workers = config.eval_workers or os.cpu_count() or 1
+        ranks = self.ranks
+        workers = config.eval_workers or max(1, (os.cpu_count() or 1) // ranks.local_world_size)
         result = run_gauntlet(
-            "policy", entries, self.pedro_config, config.eval_seed, workers, policies=policies, progress=progress
+            "policy",
+            entries,
+            self.pedro_config,
+            config.eval_seed,
+            workers,
+            policies=policies,
+            progress=progress,
+            share=(ranks.rank, ranks.world_size),
+            gather=self.exchange.gather if ranks.distributed else None,
         )
         self.latest_eval = result.scalars()
         self.latest_headline = gauntlet_headline(result)
@@ -755,8 +885,8 @@ class Trainer:
 
     # -- checkpoints -------------------------------------------------------------------------
 
-    def state_dict(self) -> dict[str, Any]:
-        """Everything a resumed run needs, as tensors and plain values (see agents.checkpoint)."""
+    def rank_state(self) -> dict[str, Any]:
+        """What is this rank's own: its games, its random streams, its game statistics since the last log."""
         step = self.step
         step_arrays = {
             "actor": step.actor,
@@ -765,18 +895,6 @@ class Trainer:
             "rewards": step.rewards,
         }
         return {
-            "config": self.config.to_dict(),
-            "network": self.shape.to_dict(),
-            "model": self.network.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "counters": {
-                "decisions": self.decisions,
-                "updates": self.updates,
-                "elapsed_s": self.elapsed_s,
-                "next_league": self.next_league,
-                "next_eval": self.next_eval if math.isfinite(self.next_eval) else -1,
-                "next_checkpoint": self.next_checkpoint,
-            },
             "rng": {
                 "trainer": self.rng.bit_generator.state,
                 "opponents": self.opponent_rng.bit_generator.state,
@@ -794,16 +912,50 @@ class Trainer:
                     "bid_assist": self.bid_assist,
                 }
             ),
-            "league": self.pool.state_dict(),
             "game_stats": dict(self.game_stats.values),
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything a resumed run needs, as tensors and plain values (see agents.checkpoint).
+
+        The shared parts (network, optimizer, counters, league) and rank 0's own (:meth:`rank_state`) at the
+        top; with several ranks ``world_size`` and ``rank_states``, the other ranks' own parts in rank order.
+        A collective with several ranks: every rank calls it, rank 0 writes the result.
+        """
+        own = self.rank_state()
+        others = self.exchange.gather(own)[1:] if self.ranks.distributed else []
+        payload = {
+            "config": self.config.to_dict(),
+            "network": self.shape.to_dict(),
+            "model": self.network.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "counters": {
+                "decisions": self.decisions,
+                "updates": self.updates,
+                "elapsed_s": self.elapsed_s,
+                "next_league": self.next_league,
+                "next_eval": self.next_eval if math.isfinite(self.next_eval) else -1,
+                "next_checkpoint": self.next_checkpoint,
+            },
+            **own,
+            "league": self.pool.state_dict(),
             "latest_eval": self.latest_eval,
             "latest_headline": self.latest_headline,
             "observation_layout": observation_layout(self.pedro_config),
         }
+        if self.ranks.distributed:
+            payload["world_size"] = self.ranks.world_size
+            payload["rank_states"] = others
+        return payload
 
     def load_state_dict(self, payload: dict[str, Any]) -> None:
-        """Continue from :meth:`state_dict` (a checkpoint of a run with the same structure)."""
+        """Continue from :meth:`state_dict` (a checkpoint of a run with the same structure and world size)."""
+        world_size = int(payload.get("world_size", 1))
+        if world_size != self.ranks.world_size:
+            raise ValueError(checkpoint_world_size_error(world_size, self.ranks.world_size))
         self.network.load_state_dict(payload["model"])
+        if self.acting_network is not self.network:
+            self.acting_network.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         counters = payload["counters"]
         self.decisions = int(counters["decisions"])
@@ -814,6 +966,13 @@ class Trainer:
         if not self.config.eval_interval:
             self.next_eval = math.inf
         self.next_checkpoint = int(counters["next_checkpoint"])
+        self.pool.load_state_dict(payload["league"])
+        self.latest_eval = _latest_eval(payload["latest_eval"])
+        self.latest_headline = str(payload.get("latest_headline", ""))
+        self.load_rank_state(payload if self.ranks.rank == 0 else payload["rank_states"][self.ranks.rank - 1])
+
+    def load_rank_state(self, payload: dict[str, Any]) -> None:
+        """This rank's own part of a checkpoint (:meth:`rank_state`)."""
         self.rng.bit_generator.state = payload["rng"]["trainer"]
         self.opponent_rng.bit_generator.state = payload["rng"]["opponents"]
         self.sampler.set_state(payload["rng"]["sampler"])
@@ -831,15 +990,36 @@ class Trainer:
         for name in ("game_opponent", "game_partner", "game_group", "bid_assist"):  # absent in older checkpoints
             if name in games:
                 getattr(self, name)[:] = games[name]
-        self.pool.load_state_dict(payload["league"])
         self.game_stats.values = {name: float(value) for name, value in payload["game_stats"].items()}
-        latest = payload["latest_eval"]
-        if any(isinstance(values, dict) for values in latest.values()):  # before the gauntlet: {spec: {name: value}}
-            latest = {
-                f"vs_{tag_of(spec)}/{name}": value for spec, values in latest.items() for name, value in values.items()
-            }
-        self.latest_eval = {key: float(value) for key, value in latest.items()}
-        self.latest_headline = str(payload.get("latest_headline", ""))
+
+
+def _latest_eval(latest: dict[str, Any]) -> dict[str, float]:
+    if any(isinstance(values, dict) for values in latest.values()):  # before the gauntlet: {spec: {name: value}}
+        latest = {
+            f"vs_{tag_of(spec)}/{name}": value for spec, values in latest.items() for name, value in values.items()
+        }
+    return {key: float(value) for key, value in latest.items()}
+
+
+def checkpoint_world_size_error(saved: int, now: int) -> str:
+    """Why a checkpoint of ``saved`` ranks cannot continue with ``now`` ranks (what to run instead)."""
+    launch = (
+        "pedro-train --resume RUN_DIR"
+        if saved == 1
+        else f"pedro-train --resume RUN_DIR --nproc {saved} (or torchrun --nproc_per_node {saved} -m train.cli ...)"
+    )
+    return (
+        f"the checkpoint was written by {saved} rank{'s' if saved != 1 else ''} and this run has {now}: a run "
+        f"continues exactly only with the ranks that wrote it (each holds its own games); resume it with {launch}"
+    )
+
+
+def parameter_digest(network: nn.Module) -> int:
+    """CRC-32 of the network's parameters' bytes (the same on every rank after every update)."""
+    digest = 0
+    for tensor in network.state_dict().values():
+        digest = zlib.crc32(tensor.detach().cpu().contiguous().numpy().tobytes(), digest)
+    return digest
 
 
 def gauntlet_headline(result: GauntletResult) -> str:
@@ -855,23 +1035,34 @@ def gauntlet_headline(result: GauntletResult) -> str:
 
 class StopRequest:
     """Ctrl-C handling: the first SIGINT asks the run to stop at the next update boundary (and checkpoint);
-    a second one interrupts at once."""
+    a second one interrupts at once.
 
-    def __init__(self) -> None:
+    With ``distributed``, SIGTERM asks the same (torchrun passes a Ctrl-C on to its ranks as SIGINT or
+    SIGTERM, and again to a rank that has not ended) and later signals change nothing: the ranks agree
+    on the boundary where they stop (:meth:`train.distributed.Exchange.any`) and checkpoint together.
+    """
+
+    def __init__(self, distributed: bool = False) -> None:
         self.requested = False
-        self._previous: Any = None
+        self.distributed = distributed
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> StopRequest:
-        try:
-            self._previous = signal.signal(signal.SIGINT, self._handle)
-        except ValueError:  # not the main thread: no handler, Ctrl-C behaves as usual
-            self._previous = None
+        signals = (signal.SIGINT, signal.SIGTERM) if self.distributed else (signal.SIGINT,)
+        for number in signals:
+            try:
+                self._previous[number] = signal.signal(number, self._handle)
+            except ValueError:  # not the main thread: no handler, Ctrl-C behaves as usual
+                pass
         return self
 
     def _handle(self, signum: int, frame: Any) -> None:
         self.requested = True
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if not self.distributed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for number, previous in self._previous.items():
+            if previous is not None:
+                signal.signal(number, previous)
+        self._previous = {}

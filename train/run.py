@@ -14,6 +14,7 @@ interval), ``points_per_deal``, and the policy's bidding table ``contracts``, ``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -24,6 +25,7 @@ from typing import Any
 from agents.checkpoint import CheckpointError, latest_checkpoint, save_checkpoint
 from arena.gauntlet import GauntletResult, is_search
 from train.config import TrainConfig
+from train.distributed import SINGLE, Exchange, Ranks
 from train.ppo import StopRequest, Trainer, tag_of
 from train.rundir import RunLock, check_new_run_dir
 
@@ -42,14 +44,17 @@ def run_training(
     progress: bool = True,
     max_updates: int | None = None,
     from_start: bool = False,
+    ranks: Ranks = SINGLE,
+    exchange: Exchange | None = None,
 ) -> Trainer:
     """Train until ``total_decisions`` (or ``max_updates`` more updates, or Ctrl-C), then checkpoint.
 
     The run owns ``run_dir`` meanwhile (:class:`train.rundir.RunLock`); a new run (no ``payload``) refuses a
     directory holding another run's files unless ``from_start`` clears those of one that left no
     checkpoint. The final evaluation table is written only when the run reaches ``total_decisions``.
+    Several ranks (:mod:`train.distributed`) all call this; rank 0 alone owns and writes ``run_dir``.
     """
-    trainer = Trainer(config)  # a bad device or config fails here, before the run directory exists
+    trainer = Trainer(config, ranks=ranks, exchange=exchange)  # a bad device or config fails here, before any file
     if payload is not None:
         try:
             trainer.load_state_dict(payload)
@@ -59,33 +64,43 @@ def run_training(
             raise CheckpointError(
                 f"checkpoint in {run_dir} does not fit its own config (edited or damaged): {detail}"
             ) from None
-    progress = progress and sys.stderr.isatty()  # into a log file: plain lines, not a bar redrawn in place
-    with RunLock(run_dir):
-        if payload is None:
+    progress = progress and sys.stderr.isatty() and ranks.main  # into a log file: plain lines, not a bar
+    with RunLock(run_dir) if ranks.main else contextlib.nullcontext():
+        if payload is None and ranks.main:
             check_new_run_dir(Path(run_dir), from_start)
         return _train(trainer, Path(run_dir), payload is not None, progress, max_updates)
 
 
-def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_updates: int | None) -> Trainer:
-    from torch.utils.tensorboard import SummaryWriter
+class _NoWriter:
+    """What the ranks other than 0 log to: nothing (rank 0 writes the run directory)."""
 
-    config = trainer.config
-    write_config(config, run_dir)
-    # a resume drops the points a crashed session logged after its checkpoint (steps above it), and
-    # keeps the checkpoint's own step: its update and evaluations were logged before it was saved
-    writer = SummaryWriter(str(run_dir), purge_step=trainer.decisions + 1 if resumed else None)
-    if not resumed:
-        writer.add_text("config", config_markdown(config), 0)
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_updates: int | None) -> Trainer:
+    config, ranks = trainer.config, trainer.ranks
+    writer: Any = _NoWriter()
+    if ranks.main:
+        from torch.utils.tensorboard import SummaryWriter
+
+        write_config(config, run_dir)
+        # a resume drops the points a crashed session logged after its checkpoint (steps above it), and
+        # keeps the checkpoint's own step: its update and evaluations were logged before it was saved
+        writer = SummaryWriter(str(run_dir), purge_step=trainer.decisions + 1 if resumed else None)
+        if not resumed:
+            writer.add_text("config", config_markdown(config), 0)
     bar = _progress_bar(config, trainer, progress)
     session_start, session_decisions = time.perf_counter(), trainer.decisions
-    report = _LineReport(progress)
+    report = _LineReport(progress, quiet=not ranks.main)
+    where = f"{ranks.world_size} ranks ({trainer.device} on rank 0)" if ranks.distributed else str(trainer.device)
     report(
         f"run {run_dir}: {'resumed at' if resumed else 'starting at'} {trainer.decisions:,} of "
-        f"{config.total_decisions:,} decisions on {trainer.device}"
+        f"{config.total_decisions:,} decisions on {where}"
     )
 
     updates_done = 0
-    with StopRequest() as stop:
+    with StopRequest(distributed=ranks.distributed) as stop:
         while trainer.decisions < config.total_decisions:
             update_start = time.perf_counter()
             stats = trainer.train_step()
@@ -93,7 +108,7 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
             updates_done += 1
             sps = (trainer.decisions - session_decisions) / max(time.perf_counter() - session_start, 1e-9)
             if trainer.updates % config.log_interval == 0:
-                _log_update(writer, trainer, stats, sps)
+                _log_update(writer, trainer, stats, sps, trainer.game_scalars())
             if trainer.evaluation_due():
                 if trainer.decisions < config.total_decisions or not config.final_eval_pairs:
                     _evaluate(trainer, writer, report, progress, final=False)
@@ -106,7 +121,9 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
             if trainer.checkpoint_due():
                 writer.flush()  # every point up to the checkpoint is on disk before it: a resume keeps them
                 _checkpoint(trainer, run_dir, keep=config.keep_checkpoints)
-            if stop.requested or (max_updates is not None and updates_done >= max_updates):
+            # the ranks stop together, at the same update (a Ctrl-C may reach them at different times)
+            requested = trainer.exchange.any(stop.requested)
+            if requested or (max_updates is not None and updates_done >= max_updates):
                 break
     if bar is not None:
         bar.close()
@@ -115,27 +132,33 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
     if trainer.decisions < config.total_decisions:
         report(
             f"stopped at {trainer.decisions:,} decisions; checkpoint {path}; continue with: "
-            f"pedro-train --resume {run_dir}"
+            f"pedro-train --resume {run_dir}{f' --nproc {ranks.world_size}' if ranks.distributed else ''}"
         )
         writer.close()
         return trainer
     if config.final_eval_pairs:
         result = _evaluate(trainer, writer, report, progress, final=True)
-        report(write_eval_table(result, run_dir, trainer.decisions))
+        if ranks.main:
+            report(write_eval_table(result, run_dir, trainer.decisions))
     writer.close()
     report(f"done: {trainer.decisions:,} decisions in {trainer.elapsed_s:,.0f} s of training; checkpoint {path}")
     return trainer
 
 
 def _checkpoint(trainer: Trainer, run_dir: Path, keep: bool) -> Path:
-    payload = trainer.state_dict()
-    path = save_checkpoint(payload, latest_checkpoint(run_dir))
+    payload = trainer.state_dict()  # with several ranks a collective: each rank's own games go into it
+    path = latest_checkpoint(run_dir)
+    if not trainer.ranks.main:
+        return path
+    save_checkpoint(payload, path)
     if keep:
         save_checkpoint(payload, run_dir / f"checkpoint-{trainer.decisions}.pt")
     return path
 
 
-def _log_update(writer: Any, trainer: Trainer, stats: dict[str, float], sps: float) -> None:
+def _log_update(
+    writer: Any, trainer: Trainer, stats: dict[str, float], sps: float, game_scalars: dict[str, float]
+) -> None:
     step = trainer.decisions
     writer.add_scalar("charts/SPS", sps, step)
     writer.add_scalar("charts/learning_rate", stats.get("learning_rate", math.nan), step)
@@ -146,7 +169,7 @@ def _log_update(writer: Any, trainer: Trainer, stats: dict[str, float], sps: flo
             writer.add_scalar(f"losses/{name}", stats[name], step)
     if "teacher_weight" in stats:
         writer.add_scalar("charts/teacher_weight", stats["teacher_weight"], step)
-    for tag, value in trainer.game_stats.scalars().items():
+    for tag, value in game_scalars.items():
         writer.add_scalar(tag, value, step)
     trainer.game_stats.clear()
     pool = trainer.pool
@@ -201,7 +224,7 @@ def _evaluate(trainer: Trainer, writer: Any, report: _LineReport, progress: bool
             bar.close()
     for key, value in trainer.latest_eval.items():
         if math.isfinite(value):
-            writer.add_scalar(f"eval/{key}", value, trainer.decisions)
+            writer.add_scalar(f"eval/{key}", value, trainer.decisions)  # rank 0's writer; the others' do nothing
     writer.flush()
     report(f"  {trainer.latest_headline} ({time.perf_counter() - started:.0f} s)")
     return result
@@ -223,12 +246,16 @@ def _progress_bar(config: TrainConfig, trainer: Trainer, enabled: bool) -> Any:
 
 
 class _LineReport:
-    """Status lines: printed through tqdm's write (so they do not break the bar) or plainly."""
+    """Status lines: printed through tqdm's write (so they do not break the bar) or plainly (``quiet``: not at all,
+    on the ranks other than 0)."""
 
-    def __init__(self, progress: bool) -> None:
+    def __init__(self, progress: bool, quiet: bool = False) -> None:
         self.progress = progress
+        self.quiet = quiet
 
     def __call__(self, text: str) -> None:
+        if self.quiet:
+            return
         if self.progress:
             from tqdm.auto import tqdm
 
