@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import queue as queue_module
 import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -146,9 +147,14 @@ _WORKER_QUEUE: Any = None  # in a worker process: where progress reports go
 def _worker_init(progress_queue: Any) -> None:
     global _WORKER_QUEUE
     _WORKER_QUEUE = progress_queue
-    # one thread per worker: torch (imported later, for policies) would otherwise start one per core in each
+    # one thread per worker: torch would otherwise start one per core in each, and the workers' threads would
+    # spin against each other. The variables reach a torch imported later; a spawned worker has often imported
+    # it already (it re-imports the parent's main module: pedro-train's imports torch), so it is told directly.
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = "1"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
     # Ctrl-C is the parent's to handle (pedro-train stops at the next update; pedro-eval ends the pool)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 

@@ -170,3 +170,21 @@ def test_cli_gauntlet_usage_errors_exit_2(
 ) -> None:
     assert main(arguments) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_worker_plays_on_one_torch_thread_even_when_torch_was_imported_first(tmp_path: Path) -> None:
+    # a spawned worker re-imports the parent's main module first; pedro-train's imports torch, which then
+    # starts one thread per core unless the worker tells it otherwise (the workers' threads spun against
+    # each other: the trainer's evaluations ran several times slower than pedro-eval's)
+    pytest.importorskip("torch")
+    script = tmp_path / "main_with_torch.py"
+    script.write_text(
+        "import torch\n"
+        "torch.set_num_threads(2)\n"
+        "from arena.shards import _worker_init\n"
+        "_worker_init(None)\n"
+        "print(torch.get_num_threads())\n"
+    )
+    done = run_module("main_with_torch", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"
