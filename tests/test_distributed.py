@@ -278,6 +278,15 @@ def test_a_two_rank_run_writes_once_and_resumes_exactly(tmp_path: Path) -> None:
         assert torch.equal(tensor, cut_model[name]), name
 
 
+def test_nproc_mistakes_are_one_line_before_torchrun_starts(tmp_path: Path) -> None:
+    missing = _train(str(tmp_path / "missing.yaml"), "--nproc", "2", cwd=tmp_path)
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1, missing.stderr
+    unknown = _train(*_smoke(tmp_path, "x", "no_such_key=1"), "--nproc", "2", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no_such_key" in unknown.stderr
+    assert len(unknown.stderr.strip().splitlines()) == 1, unknown.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():

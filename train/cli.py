@@ -138,6 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.list_keys or args.export:
             print("pedro-train: error: --nproc trains; it does not go with --list-keys or --export", file=sys.stderr)
             return 2
+        try:  # the ranks' rank 0 checks again; a mistake found here is one line, before torchrun starts
+            prepare_run(args, Ranks(world_size=args.nproc, local_world_size=args.nproc))
+        except (TrainConfigError, CheckpointError, ValueError) as error:
+            print(f"pedro-train: error: {error}", file=sys.stderr)
+            return 2
         return _launch(args.nproc, _without_nproc(argv))
     if ranks.distributed:
         return _main_ranks(args, ranks)
@@ -216,8 +221,7 @@ def _main_ranks(args: argparse.Namespace, ranks: Ranks) -> int:
         decided: tuple[Any, ...] = ("error", "")
         if ranks.main:
             try:
-                run_dir, config, payload = prepare_run(args)
-                check_job(config, payload, ranks)
+                run_dir, config, payload = prepare_run(args, ranks)
                 decided = ("run", str(run_dir), config.to_dict(), payload)
             except (TrainConfigError, CheckpointError, ValueError) as error:
                 decided = ("error", str(error))
@@ -282,14 +286,18 @@ def _last_checkpoint(run_dir: Path) -> str:
     return f"the last checkpoint ({decisions:,} decisions) is intact: continue with --resume {run_dir}"
 
 
-def prepare_run(args: argparse.Namespace) -> tuple[Path, TrainConfig, dict[str, Any] | None]:
-    """The run directory, the config and (when resuming) the checkpoint to continue from."""
+def prepare_run(
+    args: argparse.Namespace, ranks: Ranks | None = None
+) -> tuple[Path, TrainConfig, dict[str, Any] | None]:
+    """The run directory, the config and (when resuming) the checkpoint to continue from, checked for a job of
+    ``ranks`` (default: this process's, as torchrun describes them)."""
+    ranks = ranks_from_environment() if ranks is None else ranks
     if args.resume:
         if args.config:
             raise TrainConfigError("give either a config file or --resume RUN_DIR, not both")
         if args.run_name:
             raise TrainConfigError("--run-name names a new run; --resume continues RUN_DIR under its own name")
-        return _prepare_resume(Path(args.resume), args.set, args.from_start)
+        return _prepare_resume(Path(args.resume), args.set, args.from_start, ranks)
     if args.from_start:
         raise TrainConfigError(
             "--from-start goes with --resume RUN_DIR (a run that stopped before its first checkpoint)"
@@ -302,6 +310,7 @@ def prepare_run(args: argparse.Namespace) -> tuple[Path, TrainConfig, dict[str, 
     run_dir = Path(config.runs_dir) / name
     check_not_in_use(run_dir)
     check_new_run_dir(run_dir, from_start=False)  # again under the run's lock, before anything is written
+    check_job(config, None, ranks)
     return run_dir, config, None
 
 
@@ -318,7 +327,7 @@ def _resume_overrides(settings: Sequence[str]) -> dict[str, Any]:
 
 
 def _prepare_resume(
-    path: Path, settings: Sequence[str], from_start: bool
+    path: Path, settings: Sequence[str], from_start: bool, ranks: Ranks
 ) -> tuple[Path, TrainConfig, dict[str, Any] | None]:
     run_dir = path if path.is_dir() or path.suffix != ".pt" else path.parent
     check_not_in_use(run_dir)
@@ -340,7 +349,7 @@ def _prepare_resume(
         )
     payload = load_checkpoint(path)
     config = make_train_config(_saved_config(payload, path), **_resume_overrides(settings))
-    check_job(config, payload, ranks_from_environment())
+    check_job(config, payload, ranks)
     decisions = int(payload.get("counters", {}).get("decisions", 0))
     finished = not config.final_eval_pairs or (run_dir / "eval.json").is_file()
     if decisions >= config.total_decisions and finished:
