@@ -151,7 +151,7 @@ def _compare_ranks(args) -> int:
 
 def _run_benches(commands: list[list[str]]) -> list[tuple[list[str], float]] | None:
     """Start every command at once and wait for all; each one's output lines and decisions/s (None: one failed)."""
-    environment = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    environment = distributed.launch_environment()
     processes = [
         subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
         for command in commands

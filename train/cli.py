@@ -23,7 +23,6 @@ the config and the run directory, the others take what it decided (train/distrib
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -41,7 +40,14 @@ from train.config import (
     load_train_config,
     make_train_config,
 )
-from train.distributed import DEFAULT_TIMEOUT_S, Ranks, RanksError, launch_command, ranks_from_environment
+from train.distributed import (
+    DEFAULT_TIMEOUT_S,
+    Ranks,
+    RanksError,
+    launch_command,
+    launch_environment,
+    ranks_from_environment,
+)
 from train.rundir import check_new_run_dir, check_not_in_use
 
 # keys a resumed run may change; the rest fix the run's structure or its exact continuation
@@ -172,19 +178,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pedro-train: error: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # the disk filled up or the directory became read-only mid-run
-        where = f" {error.filename}" if error.filename else ""
-        print(
-            f"pedro-train: error: cannot write{where}: {error.strerror or error}; {_last_checkpoint(run_dir)}",
-            file=sys.stderr,
-        )
+        print(f"pedro-train: error: {_write_failure(error, run_dir)}", file=sys.stderr)
         return 1
     return 0
 
 
 def _launch(nproc: int, argv: list[str]) -> int:
     """``pedro-train ... --nproc N``: the same command as N ranks under torchrun on this machine."""
-    environment = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}  # torch_threads rules
-    process = subprocess.Popen(launch_command(nproc, "train.cli", argv), env=environment)
+    process = subprocess.Popen(launch_command(nproc, "train.cli", argv), env=launch_environment())
     while True:
         try:
             return process.wait()
@@ -247,9 +248,8 @@ def _main_ranks(args: argparse.Namespace, ranks: Ranks) -> int:
             say(str(error))
             return 2
         except OSError as error:
-            if ranks.main:
-                where = f" {error.filename}" if error.filename else ""
-                say(f"cannot write{where}: {error.strerror or error}; {_last_checkpoint(Path(run_dir_name))}")
+            if ranks.main:  # the others write nothing, and need not read the checkpoint to say so
+                say(_write_failure(error, Path(run_dir_name)))
             return 1
         except RuntimeError as error:  # a collective failed: another rank died or timed out
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -274,6 +274,12 @@ def check_job(config: TrainConfig, payload: dict[str, Any] | None, ranks: Ranks)
             f"world_size * num_envs must be at most 2**32 (each rank's deals are seeded apart); got "
             f"{ranks.world_size} * {config.num_envs}"
         )
+
+
+def _write_failure(error: OSError, run_dir: Path) -> str:
+    """A failure to write mid-run in one line, with where the run can continue from."""
+    where = f" {error.filename}" if error.filename else ""
+    return f"cannot write{where}: {error.strerror or error}; {_last_checkpoint(run_dir)}"
 
 
 def _last_checkpoint(run_dir: Path) -> str:

@@ -260,6 +260,12 @@ def minibatch_reducer(exchange: Exchange) -> LocalBatch:
 # ---------------------------------------------------------------- launching
 
 
+def launch_environment() -> dict[str, str]:
+    """The environment of a launched job: this one, with one OpenMP thread per rank unless it names another
+    (``torch_threads`` decides torch's own; this also quiets torchrun's note that it set the variable)."""
+    return {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+
+
 def launch_command(nproc: int, module: str, arguments: Sequence[str]) -> list[str]:
     """The torchrun command line that runs ``python -m module arguments`` as ``nproc`` ranks on this machine."""
     return [

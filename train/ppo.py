@@ -505,7 +505,7 @@ class Trainer:
         rank_key = [ranks.rank] if ranks.rank else []
         self.rng = np.random.default_rng([config.seed, 0, *rank_key])  # opponent assignment, minibatch order
         self.opponent_rng = np.random.default_rng([config.seed, 1, *rank_key])  # the opponents' own choices
-        self.sampler = torch.Generator(device=self.acting_network_device)
+        self.sampler = torch.Generator(device="cpu")  # the games are stepped on the CPU, so their policy runs there
         rank_seed = int(np.random.SeedSequence([config.seed, 2, ranks.rank]).generate_state(1)[0])
         self.sampler.manual_seed(rank_seed if ranks.rank else config.seed)
         self.pool = OpponentPool(
@@ -738,10 +738,6 @@ class Trainer:
     def teacher_weight(self) -> float:
         """Weight of the teacher's cross-entropy in the next update (0 without a teacher)."""
         return 0.0 if self.teacher is None else self.teacher.weight(self.decisions)
-
-    @property
-    def acting_network_device(self) -> torch.device:
-        return torch.device("cpu")  # the games are stepped on the CPU, so their policy runs there
 
     @property
     def num_updates(self) -> int:
