@@ -8,6 +8,7 @@ Specs:
 ``rule:cautious``      a second rule-based personality that bids and plays differently
 ``search:pimc``        perfect-information Monte Carlo in the play phase (agents/search/);
                        options after commas: ``search:pimc,samples=32,depth=2``
+``search:full``        look-ahead bids, trumps and discards (sampled worlds played out), PIMC in the play
 ``ckpt:PATH``          a trained policy checkpoint (written by the trainer)
 ``pretrained``         the policy shipped in ``models/pretrained.pt`` (its recipe: README, Training)
 =====================  ==========================================================================
@@ -46,7 +47,7 @@ class AgentSpecError(ValueError):
 # kind -> name -> "module:Class"; imported on first use
 REGISTRY: dict[str, dict[str, str]] = {
     "rule": {"heuristic": "agents.rule_based:HeuristicAgent", "cautious": "agents.rule_based:CautiousAgent"},
-    "search": {"pimc": "agents.search:PimcAgent"},
+    "search": {"pimc": "agents.search:PimcAgent", "full": "agents.search:LookaheadAgent"},
 }
 AGENT_SPECS = (
     ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names] + ["ckpt:PATH", "pretrained"]

@@ -345,9 +345,12 @@ class RuleBasedAgent(Agent):
     # ------------------------------------------------------------------ entry point
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        view = decode_observations(observations, self.config)
         masks = np.asarray(action_masks)
         masks = masks.view(bool) if masks.dtype in (np.int8, np.uint8) else masks.astype(bool)  # 0/1 entries
+        return self.act_on_view(decode_observations(observations, self.config), masks)
+
+    def act_on_view(self, view: PublicView, masks: np.ndarray) -> np.ndarray:
+        """The actions for an already decoded view and (k, 133) bool masks (what :meth:`act` does after decoding)."""
         actions = masks.argmax(axis=1).astype(np.int64)  # any legal action: only kept where no rule decides
         for phase, decide in (
             (BID, self._bid),
@@ -412,7 +415,14 @@ class RuleBasedAgent(Agent):
     # ------------------------------------------------------------------ discarding
 
     def _discard(self, view: PublicView, masks: np.ndarray) -> np.ndarray:
-        trump = view.trump.astype(np.intp)
+        return self.discard_actions(view.trump, view.robbing, view.maker, masks)
+
+    def discard_actions(
+        self, trump: np.ndarray, robbing: np.ndarray, maker: np.ndarray, masks: np.ndarray
+    ) -> np.ndarray:
+        """Discard-phase actions of k games from the few public facts the discard rules read: (k,) trump suits,
+        (k,) "I am the robbing dealer", (k,) the maker's relative seat, and the (k, 133) bool masks."""
+        trump = trump.astype(np.intp)
         discardable = masks[:, DISCARD_OFFSET:DONE_ACTION]  # (k, 52)
         may_say_done = masks[:, DONE_ACTION]
         keep = self.keep_value[trump]  # (k, 52)
@@ -420,10 +430,10 @@ class RuleBasedAgent(Agent):
         has_discard = discardable.any(axis=1)
         worst_is_trump = self.is_trump[trump, worst]
         # the robbing dealer throws its least useful card until 6 remain; others throw non-trumps, then stop
-        discard_now = has_discard & (view.robbing | ~worst_is_trump | ~may_say_done)
+        discard_now = has_discard & (robbing | ~worst_is_trump | ~may_say_done)
         action = np.where(discard_now, DISCARD_OFFSET + worst, DONE_ACTION)
         if self.personality.deny:  # rule 0: a defender throws its point trumps (not the ace) out of play first
-            defender = (view.maker >= 0) & (self.team_of_seat[np.maximum(view.maker, 0)] != 0) & ~view.robbing
+            defender = (maker >= 0) & (self.team_of_seat[np.maximum(maker, 0)] != 0) & ~robbing
             value = self.play_value[trump]
             point_trumps = discardable & self.is_trump[trump] & (value > 0)
             point_trumps[np.arange(trump.size), self.trump_order[trump, 0]] = False  # the ace takes its own trick

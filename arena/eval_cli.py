@@ -34,7 +34,7 @@ from arena.evaluate import (
     pairs_for,
     round_robin,
 )
-from arena.gauntlet import GAUNTLET_BASELINES, format_gauntlet, gauntlet_entries, run_gauntlet
+from arena.gauntlet import GAUNTLET_BASELINES, format_gauntlet, gauntlet_entries, is_search, run_gauntlet
 from arena.match import parse_side
 from arena.plots import plot, plot_gauntlet
 from arena.progress import GauntletProgressBar
@@ -249,7 +249,13 @@ def _run_gauntlet_command(args: argparse.Namespace) -> int:
         notes = check_sides([parse_side(subject)], config)
         default_pairs = args.pairs if args.pairs is not None or args.matches else DEFAULT_GAUNTLET_PAIRS
         pairs = pairs_for(args.matches, default_pairs, config, True)
-        entries = gauntlet_entries(args.baselines or GAUNTLET_BASELINES, pairs, args.search_pairs, args.partners)
+        entries = gauntlet_entries(
+            args.baselines or GAUNTLET_BASELINES,
+            pairs,
+            args.search_pairs,
+            args.partners,
+            slow_subject=is_search(subject),
+        )
         if not entries:
             raise EvaluationError("the gauntlet has no entries (every baseline left out)")
         prefix = check_output_prefix(

@@ -38,7 +38,7 @@ from arena.shards import RunSettings, Shard, run_shards, shard_bounds
 from arena.tables import format_percent
 from pedro_env.config import PedroConfig
 
-GAUNTLET_BASELINES = ("random", "rule:heuristic", "rule:cautious", "search:pimc")
+GAUNTLET_BASELINES = ("random", "rule:heuristic", "rule:cautious", "search:pimc", "search:full")
 """Every baseline agent the project ships (the default gauntlet)."""
 ROLES = ("opponent", "partner")
 SEARCH_BATCH = 8  # matches per shard of a search entry: small, so a few pairs still split over the workers
@@ -85,11 +85,14 @@ def gauntlet_entries(
     partners: bool = True,
     league: Sequence[str] = (),
     partner_pairs: int | None = None,
+    slow_subject: bool = False,
 ) -> list[GauntletEntry]:
     """Each baseline as opponent (and as partner), then each league name (newest first) the same way.
 
     Baseline opponents get ``pairs``; partner entries and league entries ``partner_pairs`` (default
     ``pairs``); search agents ``search_pairs`` in either role, and are left out when that is 0.
+    Search entries play in small shards (``SEARCH_BATCH`` matches); with ``slow_subject`` (the agent
+    measured is itself a search agent) every entry does, so the workers share every entry.
     """
     entries = []
     for names, is_league in ((baselines, False), (league, True)):
@@ -103,7 +106,7 @@ def gauntlet_entries(
                 else:
                     count = pairs if partner_pairs is None else partner_pairs
                 if count > 0:
-                    batch = SEARCH_BATCH if slow else FAST_BATCH
+                    batch = SEARCH_BATCH if slow or slow_subject else FAST_BATCH
                     entries.append(GauntletEntry(role, name, count, batch, rank if is_league else 0))
     return entries
 

@@ -305,6 +305,7 @@ EXAMPLES = """examples:
   pedro-play                                             # you and rule:heuristic against two rule:heuristic
   pedro-play --partner pretrained --opponents pretrained # the shipped trained policy at the other three seats
   pedro-play --partner rule:cautious --opponents search:pimc --seed 7
+  pedro-play --partner search:full --opponents search:pimc    # the look-ahead search as your partner
   pedro-play --opponents ckpt:runs/quickstart/latest.pt --save my_match.json
   pedro-play --set target_score=21 variant=sancho
   pedro-replay my_match.json                             # watch it again
@@ -322,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--partner",
         default="rule:heuristic",
         help="agent spec of your partner: random, rule:heuristic (default), rule:cautious, search:pimc, "
-        "pretrained (the shipped trained policy), ckpt:PATH",
+        "search:full (look-ahead bids, trumps and discards), pretrained (the shipped trained policy), ckpt:PATH",
     )
     parser.add_argument(
         "--opponents",

@@ -47,6 +47,8 @@ def test_entries_cover_every_baseline_in_both_roles_and_search_gets_fewer_pairs(
     assert opponent.tag == "vs_rule_cautious" and partner.tag == "with_rule_cautious"
     only_opponents = gauntlet_entries(["random", "search:pimc"], pairs=5, search_pairs=0, partners=False)
     assert [entry.label for entry in only_opponents] == ["vs random"]  # search_pairs 0 leaves search out
+    for_a_searcher = gauntlet_entries(["random", "search:pimc"], pairs=5, search_pairs=2, slow_subject=True)
+    assert {entry.batch_size for entry in for_a_searcher} == {SEARCH_BATCH}  # a slow subject: small shards everywhere
 
 
 def test_every_entry_equals_the_head_to_head_harness_for_any_worker_count() -> None:

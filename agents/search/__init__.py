@@ -1,4 +1,5 @@
-"""Perfect-information Monte Carlo search for the play phase: the ``search:pimc`` agent.
+"""The search agents: ``search:pimc`` (perfect-information Monte Carlo in the play phase) and ``search:full``
+(sampled look-ahead for bids, trumps and discards, PIMC in the play).
 
 One concern a module, imports pointing down the list:
 
@@ -10,7 +11,13 @@ One concern a module, imports pointing down the list:
   (:class:`HandSampler`);
 - :mod:`~agents.search.solver`: alpha-beta over the remaining tricks of one known deal, and the
   objectives it maximises (:class:`TrickSearch`, :class:`DealScoring`);
-- :mod:`~agents.search.agent`: the agent that puts them together (:class:`PimcAgent`).
+- :mod:`~agents.search.agent`: the agent that puts them together (:class:`PimcAgent`);
+- :mod:`~agents.search.worlds`: engine states consistent with a view before play (:func:`sample_worlds`),
+  weighted by the auction (:func:`auction_weights`);
+- :mod:`~agents.search.rollout`: those worlds played to the end of the deal in one engine batch
+  (:func:`play_out`);
+- :mod:`~agents.search.lookahead`: the look-ahead agent (:class:`LookaheadAgent`), built on the three above
+  and on :class:`PimcAgent` for the play.
 
 Seats are relative to the viewer (``0`` = me, ``1`` my left, ...), teams likewise (``0`` = mine).
 """
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 from agents.search.agent import PimcAgent, SearchStats, current_trick
 from agents.search.knowledge import HiddenCards, hidden_cards
+from agents.search.lookahead import LookaheadAgent, LookaheadStats, turn_digest
 from agents.search.sampler import HandSampler, SamplingError
 from agents.search.solver import POINT_BITS, DealScoring, TrickSearch
 from agents.search.tables import NO_LEAD, PlayTables, TrumpTables, card_list, play_tables, trump_tables
@@ -29,6 +37,8 @@ __all__ = [
     "DealScoring",
     "HandSampler",
     "HiddenCards",
+    "LookaheadAgent",
+    "LookaheadStats",
     "PimcAgent",
     "PlayTables",
     "SamplingError",
@@ -40,4 +50,5 @@ __all__ = [
     "hidden_cards",
     "play_tables",
     "trump_tables",
+    "turn_digest",
 ]

@@ -1,0 +1,341 @@
+"""The ``search:full`` agent: sampled look-ahead for bids, trumps and discards, PIMC in the play.
+
+For a bid, trump or discard decision with a choice the agent
+
+1. draws ``samples`` worlds consistent with its view (:func:`~agents.search.worlds.sample_worlds`),
+   weighted by how well the model bidder explains the auction so far
+   (:func:`~agents.search.worlds.auction_weights`, ``infer``);
+2. plays every candidate out in every world, all in one engine batch
+   (:func:`~agents.search.rollout.play_out`): the candidate first, then the rollout agent for every
+   seat to the end of the deal;
+3. takes the candidate with the best weighted mean deal value: its team's score change less the
+   opponents', under the config's scoring, so a bid made or set counts as the rules count it.
+
+Candidates. Bids: pass and the bids from the one needed up to ``bid_span`` above it (the dealer,
+last to speak, only the one needed); a hand whose best estimate (:meth:`RuleBasedAgent.estimate_points`)
+is more than ``hopeless`` points short of the bid needed passes without a search. Trumps: the four
+suits. Discards: whole discard plans, the cards kept (:meth:`LookaheadAgent.keep_candidates`), chosen
+once per turn and followed card by card; a defender's plans include throwing its point trumps out
+of play (``deny``). Play: :class:`~agents.search.agent.PimcAgent` (options ``play_samples``,
+``play_depth``, ``play_exact``).
+
+Every decision's worlds are drawn from a generator seeded by the agent's ``seed`` and a digest of
+the public facts of the turn (:func:`turn_digest`), so a decision is a pure function of what the
+agent has seen: the same view gives the same choice, in any process and any batch, and a discard
+plan chosen at the first discard of a turn is found again (or recomputed identically) at the next.
+Only the play search draws on the ``rng`` given to :meth:`LookaheadAgent.act`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from agents import make_agent
+from agents.base import Agent
+from agents.rule_based import HeuristicAgent
+from agents.search.agent import PimcAgent
+from agents.search.rollout import plan_actions, play_out
+from agents.search.worlds import auction_weights, sample_worlds
+from pedro_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_OFFSET
+from pedro_env.cards import bits_to_cards
+from pedro_env.config import PedroConfig
+from pedro_env.state import BID, DISCARD, PLAY, TRUMP, PedroState
+from pedro_env.view import PublicView, decode_observations
+
+HAND_AT_PLAY = 6
+PLAN_CACHE_SIZE = 4096
+
+
+@dataclass
+class LookaheadStats:
+    """Counters of the look-ahead searches (for tuning and for the report)."""
+
+    searches: dict[str, int] = field(default_factory=lambda: {"bid": 0, "trump": 0, "discard": 0})
+    pruned_bids: int = 0
+    worlds_played: int = 0
+    relaxed_worlds: int = 0
+
+
+def turn_digest(view: PublicView, game: int) -> int:
+    """A 64-bit digest of the public facts of game ``game``'s turn, the viewer's own discards of this turn
+    given back to its hand (so every decision of one discard turn has the same digest)."""
+    own_discards = int(view.discards[game, 0])
+    parts = [
+        np.array([int(view.hand[game]) | own_discards], dtype=np.uint64),
+        view.discards[game, 1:],
+        view.bids[game],
+        view.done[game, 1:],
+        view.drawn[game],
+        view.hand_sizes[game, 1:],
+        view.to_go[game],
+        np.array(
+            [view.phase[game], view.dealer[game], view.maker[game], view.trump[game], view.robbing[game]],
+            dtype=np.int16,
+        ),
+        np.array([view.stock_left[game]], dtype=np.int16),
+    ]
+    digest = hashlib.blake2b(b"".join(np.ascontiguousarray(p).tobytes() for p in parts), digest_size=8)
+    return int.from_bytes(digest.digest(), "little")
+
+
+def turn_start_view(view: PublicView, game: int) -> PublicView:
+    """Game ``game`` of ``view`` alone, as it was when the viewer's current discard turn began (its
+    discards of this turn back in its hand)."""
+    one = replace(view, **{name: getattr(view, name)[game : game + 1].copy() for name in _VIEW_ARRAYS})
+    own = one.discards[0, 0]
+    one.hand[0] |= own
+    one.hand_sizes[0, 0] += int(np.bitwise_count(own))
+    one.discards[0, 0] = 0
+    return one
+
+
+_VIEW_ARRAYS = [name for name in PublicView.__dataclass_fields__ if name != "config"]
+
+
+class LookaheadAgent(Agent):
+    """``search:full``: bids, trumps and discards by sampled look-ahead, the play by PIMC.
+
+    Options (spec ``search:full,samples=10,...``):
+
+    - ``samples`` (10): worlds per decision, shared by all its candidates;
+    - ``bid_span`` (3): bids considered above the one needed;
+    - ``hopeless`` (3.0): pass without a search when the best estimate is this far below the bid needed;
+    - ``infer`` (0.3): auction inference, the weight of a world per spoken bid the model bidder would
+      not have made (1: no inference);
+    - ``deny`` (true): a defender's discard plans may throw its point trumps (but the ace) out of play;
+    - ``max_kept_off`` (3): most non-trumps a discard plan keeps;
+    - ``rollout`` (``rule:heuristic``): the agent that plays every seat in the look-ahead;
+    - ``play_samples`` (8), ``play_depth`` (2), ``play_exact`` (3): the play search (``search:pimc``'s options
+      ``samples``, ``depth``, ``exact``; cheaper than its defaults, 24, 3 and 5, to keep a match within budget);
+    - ``seed`` (0): mixed into every decision's world generator.
+    """
+
+    def __init__(
+        self,
+        config: PedroConfig,
+        samples: int = 10,
+        bid_span: int = 3,
+        hopeless: float = 3.0,
+        infer: float = 0.3,
+        deny: bool = True,
+        max_kept_off: int = 3,
+        rollout: str = "rule:heuristic",
+        play_samples: int = 8,
+        play_depth: int = 2,
+        play_exact: int = 3,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(config)
+        if int(samples) < 1 or int(bid_span) < 0 or int(max_kept_off) < 0:
+            raise ValueError(
+                f"samples must be >= 1 and bid_span, max_kept_off >= 0, got samples={samples}, "
+                f"bid_span={bid_span}, max_kept_off={max_kept_off}"
+            )
+        if not 0.0 < float(infer) <= 1.0:
+            raise ValueError(f"infer must be in (0, 1], got {infer}")
+        self.samples = int(samples)
+        self.bid_span = int(bid_span)
+        self.hopeless = float(hopeless)
+        self.infer = float(infer)
+        self.deny = bool(deny)
+        self.max_kept_off = int(max_kept_off)
+        self.seed = int(seed)
+        self.world_config = replace(config, episode="deal")
+        self.rollout = make_agent(rollout, self.world_config)
+        self.model = HeuristicAgent(config)  # the hand estimate, card values and the model bidder
+        self.world_model = HeuristicAgent(self.world_config)
+        self.player = PimcAgent(config, samples=play_samples, depth=play_depth, exact=play_exact)
+        self.stats = LookaheadStats()
+        self._plans: OrderedDict[int, int] = OrderedDict()
+
+    # ------------------------------------------------------------------ entry point
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        observations = np.asarray(observations)
+        if observations.ndim == 1:
+            observations = observations[None, :]
+        masks = np.asarray(action_masks).reshape(observations.shape[0], -1).astype(bool)
+        view = decode_observations(observations, self.config)
+        actions = masks.argmax(axis=1).astype(np.int64)
+        playing = np.flatnonzero(view.phase == PLAY)
+        if playing.size:
+            actions[playing] = self.player.act(observations[playing], masks[playing], rng)
+        for game in np.flatnonzero((view.phase != PLAY) & (masks.sum(axis=1) > 1)):
+            phase = int(view.phase[game])
+            if phase == BID:
+                actions[game] = self.choose_bid(view, int(game), masks[game])
+            elif phase == TRUMP:
+                actions[game] = self.choose_trump(view, int(game), masks[game])
+            elif phase == DISCARD:
+                actions[game] = self.choose_discard(view, int(game), masks[game])
+        return actions
+
+    # ------------------------------------------------------------------ the three decisions
+
+    def choose_bid(self, view: PublicView, game: int, mask: np.ndarray) -> int:
+        config = self.config
+        high = max(0, int(view.bids[game].max()))
+        needed = max(config.min_bid, high + 1)
+        may_pass = bool(mask[PASS_ACTION])
+        estimate = float(
+            self.model.estimate_points(
+                bits_to_cards(view.hand[game : game + 1]), view.dealer[game : game + 1] == 0
+            ).max()
+        )
+        if may_pass and estimate + self.hopeless < needed:
+            self.stats.pruned_bids += 1
+            return PASS_ACTION
+        last_to_speak = int(view.dealer[game]) == 0
+        top = needed if last_to_speak else min(config.total_points, needed + self.bid_span)
+        bids = [bid for bid in range(needed, top + 1) if mask[bid]]
+        candidates = ([PASS_ACTION] if may_pass else []) + bids
+        return self._best_first_action(view, game, candidates, "bid")
+
+    def choose_trump(self, view: PublicView, game: int, mask: np.ndarray) -> int:
+        candidates = [TRUMP_OFFSET + suit for suit in range(4) if mask[TRUMP_OFFSET + suit]]
+        return self._best_first_action(view, game, candidates, "trump")
+
+    def choose_discard(self, view: PublicView, game: int, mask: np.ndarray) -> int:
+        keep = self.discard_plan(view, game)
+        trump = int(view.trump[game])
+        planned = plan_actions(
+            view.hand[game : game + 1],
+            mask[None, :],
+            np.array([keep], dtype=np.uint64),
+            self.model.keep_value[trump][None],
+        )[0]
+        if planned >= 0:
+            return int(planned)
+        return int(self.model.act_on_view(_select_view(view, game), mask[None, :])[0])
+
+    # ------------------------------------------------------------------ searches
+
+    def _heuristic_first(self, view: PublicView, game: int, candidates: list[int]) -> list[int]:
+        """The candidates with the model player's own choice first (ties go to it)."""
+        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        mask[0, candidates] = True
+        choice = int(self.model.act_on_view(_select_view(view, game), mask)[0])
+        return [choice] + [c for c in candidates if c != choice] if choice in candidates else candidates
+
+    def _worlds(self, view: PublicView, game: int) -> tuple[PedroState, np.ndarray]:
+        digest = turn_digest(view, game)
+        rng = np.random.default_rng([self.seed, digest])
+        worlds, relaxed = sample_worlds(view, game, self.world_config, self.samples, rng)
+        self.stats.relaxed_worlds += relaxed
+        weights = auction_weights(worlds, view, game, self.world_config, self.world_model, self.infer)
+        return worlds, weights
+
+    def _best_first_action(self, view: PublicView, game: int, candidates: list[int], kind: str) -> int:
+        """The candidate action with the best look-ahead value (``kind`` names the decision in ``stats``)."""
+        if len(candidates) == 1:
+            return candidates[0]
+        self.stats.searches[kind] += 1
+        candidates = self._heuristic_first(view, game, candidates)
+        worlds, weights = self._worlds(view, game)
+        values = self._play_candidates(worlds, len(candidates), first_actions=np.array(candidates))
+        return candidates[_best(values, weights)]
+
+    def _play_candidates(
+        self,
+        worlds: PedroState,
+        count: int,
+        first_actions: np.ndarray | None = None,
+        keeps: np.ndarray | None = None,
+        trump: int = -1,
+    ) -> np.ndarray:
+        """(count, W) values: every candidate played out in every world (candidate-major batch)."""
+        w = worlds.batch_size
+        batch = worlds.select(np.tile(np.arange(w), count))
+        first = None if first_actions is None else np.repeat(first_actions, w)
+        keep = keep_value = None
+        if keeps is not None:
+            keep = np.repeat(keeps, w)
+            keep_value = np.broadcast_to(self.model.keep_value[trump], (batch.batch_size, 52))
+        rng = np.random.default_rng(0)  # the shipped rollout agents draw nothing; a sampling one draws from this
+        values = play_out(batch, first, self.world_config, self.rollout, rng, keep, keep_value)
+        self.stats.worlds_played += batch.batch_size
+        return values.reshape(count, w)
+
+    def discard_plan(self, view: PublicView, game: int) -> int:
+        """The card set the viewer keeps in game ``game``'s discard turn (cached by :func:`turn_digest`)."""
+        digest = turn_digest(view, game)
+        if digest in self._plans:
+            self._plans.move_to_end(digest)
+            return self._plans[digest]
+        start = turn_start_view(view, game)
+        trump = int(start.trump[0])
+        candidates = self.keep_candidates(start, 0)
+        if len(candidates) == 1:
+            keep = candidates[0]
+        else:
+            self.stats.searches["discard"] += 1
+            worlds, weights = self._worlds(start, 0)
+            values = self._play_candidates(
+                worlds, len(candidates), keeps=np.array(candidates, dtype=np.uint64), trump=trump
+            )
+            keep = candidates[_best(values, weights)]
+        self._plans[digest] = keep
+        if len(self._plans) > PLAN_CACHE_SIZE:
+            self._plans.popitem(last=False)
+        return keep
+
+    def keep_candidates(self, view: PublicView, game: int) -> list[int]:
+        """Discard plans for the turn-start hand of game ``game``: the card sets to keep, the model player's
+        plan (its trumps, the best six of them when it has more) first.
+
+        Non-robbing: the trumps (the six most useful at most) plus the ``m`` highest non-trumps, ``m`` up to
+        ``max_kept_off`` and the room left under six. The robbing dealer keeps exactly six: the most useful
+        ``6 - m`` trumps and ``m`` highest non-trumps. With ``deny``, a defender also plans without its point
+        trumps but the ace, and without its Pedros only (those go out of play, scoring for nobody)."""
+        tables = self.model.tables
+        trump = int(view.trump[game])
+        hand = int(view.hand[game])
+        value = self.model.keep_value[trump]
+        cards = sorted((c for c in range(52) if hand >> c & 1), key=lambda c: -int(value[c]))
+        is_trump = tables.is_trump[trump]
+        trumps = [c for c in cards if is_trump[c]]
+        others = [c for c in cards if not is_trump[c]]
+        denials: list[set[int]] = [set()]
+        maker = int(view.maker[game])
+        defender = maker >= 0 and self.model.team_of_seat[maker] != 0
+        if self.deny and defender:
+            points = tables.points[trump]
+            ace = int(self.model.trump_order[trump, 0])
+            every_point = {c for c in trumps if points[c] > 0 and c != ace}
+            pedros = {c for c in trumps if points[c] == 5}
+            for denial in (pedros, every_point):
+                if denial and denial not in denials:
+                    denials.append(denial)
+        robbing = bool(view.robbing[game])
+        plans: list[int] = []
+        for denial in denials:
+            kept_trumps = [c for c in trumps if c not in denial]
+            if robbing:
+                low = max(0, HAND_AT_PLAY - len(kept_trumps))
+                high = min(len(others), HAND_AT_PLAY, low + self.max_kept_off)
+                options = [kept_trumps[: HAND_AT_PLAY - m] + others[:m] for m in range(low, high + 1)]
+                options = [keep for keep in options if len(keep) == HAND_AT_PLAY]
+            elif len(kept_trumps) >= HAND_AT_PLAY:
+                options = [kept_trumps[:HAND_AT_PLAY]]
+            else:
+                room = min(len(others), HAND_AT_PLAY - len(kept_trumps), self.max_kept_off)
+                options = [kept_trumps + others[:m] for m in range(room + 1)]
+            for keep in options:
+                keep_set = sum(1 << c for c in keep)
+                if keep_set not in plans:
+                    plans.append(keep_set)
+        return plans or [hand]
+
+
+def _best(values: np.ndarray, weights: np.ndarray) -> int:
+    """Index of the candidate (row of ``values`` (C, W)) with the best weighted mean; ties to the first."""
+    means = (values * weights[None, :]).sum(axis=1) / weights.sum()
+    return int(np.flatnonzero(means >= means.max() - 1e-9)[0])
+
+
+def _select_view(view: PublicView, game: int) -> PublicView:
+    return replace(view, **{name: getattr(view, name)[game : game + 1] for name in _VIEW_ARRAYS})
