@@ -82,9 +82,7 @@ def test_worlds_follow_the_engine_to_the_end_of_the_deal() -> None:
     for _venv, result in pre_play_positions({}, steps=1, seed=4):
         view = decode_observations(result.observation, config)
         worlds, _ = sample_worlds(view, 0, world_config, 6, np.random.default_rng(0))
-        values = play_out(
-            worlds, None, world_config, make_agent("rule:heuristic", world_config), np.random.default_rng(0)
-        )
+        values = play_out(worlds, world_config, make_agent("rule:heuristic", world_config), np.random.default_rng(0))
         assert (worlds.phase == OVER).all()
         delta = worlds.last_delta
         assert np.array_equal(values, delta[:, 0] - delta[:, 1])
@@ -145,6 +143,25 @@ def test_a_decision_depends_on_the_public_view_alone() -> None:
     assert np.array_equal(changed.observation, result.observation)
     again = small_full(config).act(changed.observation, changed.action_mask, np.random.default_rng(99))
     assert np.array_equal(before, again)
+
+
+def test_searching_games_together_chooses_what_searching_them_one_by_one_does() -> None:
+    """act over a batch of games (their searches share one engine batch) equals act game by game."""
+    compared = 0
+    for venv, result in pre_play_positions({}, steps=40, seed=31, games=6):
+        if venv.state.phase.max() == PLAY:
+            continue
+        together = small_full(venv.config).act(result.observation, result.action_mask, np.random.default_rng(0))
+        alone = small_full(venv.config)
+        one_by_one = [
+            alone.act(result.observation[g : g + 1], result.action_mask[g : g + 1], np.random.default_rng(0))[0]
+            for g in range(6)
+        ]
+        assert together.tolist() == one_by_one
+        compared += 1
+        if compared == 4:
+            break
+    assert compared == 4
 
 
 def test_a_discard_plan_is_followed_through_the_turn() -> None:

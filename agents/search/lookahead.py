@@ -38,7 +38,7 @@ from agents import make_agent
 from agents.base import Agent
 from agents.rule_based import HeuristicAgent
 from agents.search.agent import PimcAgent
-from agents.search.rollout import plan_actions, play_out
+from agents.search.rollout import concatenate, plan_actions, play_out
 from agents.search.worlds import auction_weights, sample_worlds
 from pedro_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_OFFSET
 from pedro_env.cards import bits_to_cards
@@ -58,6 +58,21 @@ class LookaheadStats:
     pruned_bids: int = 0
     worlds_played: int = 0
     relaxed_worlds: int = 0
+
+
+@dataclass
+class Search:
+    """One decision to search: its ``candidates`` (actions, or card sets kept for ``kind="discard"``), played out
+    in ``worlds`` weighted by ``weights``; ``choice`` is filled in by the search."""
+
+    game: int
+    kind: str  # "bid", "trump" or "discard"
+    candidates: list[int]
+    worlds: PedroState
+    weights: np.ndarray
+    digest: int = 0  # the turn's digest (discard plans are cached by it)
+    trump: int = -1
+    choice: int = -1
 
 
 def turn_digest(view: PublicView, game: int) -> int:
@@ -164,62 +179,101 @@ class LookaheadAgent(Agent):
         playing = np.flatnonzero(view.phase == PLAY)
         if playing.size:
             actions[playing] = self.player.act(observations[playing], masks[playing], rng)
+        searches: list[Search] = []
         for game in np.flatnonzero((view.phase != PLAY) & (masks.sum(axis=1) > 1)):
+            game = int(game)
             phase = int(view.phase[game])
             if phase == BID:
-                actions[game] = self.choose_bid(view, int(game), masks[game])
+                found = self._bid_search(view, game, masks[game])
             elif phase == TRUMP:
-                actions[game] = self.choose_trump(view, int(game), masks[game])
-            elif phase == DISCARD:
-                actions[game] = self.choose_discard(view, int(game), masks[game])
+                found = self._action_search(view, game, self._trump_candidates(masks[game]), "trump")
+            else:
+                found = self._discard_search(view, game)
+            if isinstance(found, Search):
+                searches.append(found)
+            elif phase != DISCARD:
+                actions[game] = found
+        self._run(searches)
+        for game in np.flatnonzero((view.phase == DISCARD) & (masks.sum(axis=1) > 1)):
+            actions[game] = self._follow_plan(view, int(game), masks[game])
+        for search in searches:
+            if search.kind != "discard":
+                actions[search.game] = search.choice
         return actions
 
     # ------------------------------------------------------------------ the three decisions
 
-    def choose_bid(self, view: PublicView, game: int, mask: np.ndarray) -> int:
+    def _bid_search(self, view: PublicView, game: int, mask: np.ndarray) -> Search | int:
+        """Pass or bid: the action when no search is needed, else the search to run."""
         config = self.config
         high = max(0, int(view.bids[game].max()))
         needed = max(config.min_bid, high + 1)
         may_pass = bool(mask[PASS_ACTION])
-        estimate = float(
-            self.model.estimate_points(
-                bits_to_cards(view.hand[game : game + 1]), view.dealer[game : game + 1] == 0
-            ).max()
-        )
+        hand = bits_to_cards(view.hand[game : game + 1])
+        estimate = float(self.model.estimate_points(hand, view.dealer[game : game + 1] == 0).max())
         if may_pass and estimate + self.hopeless < needed:
             self.stats.pruned_bids += 1
             return PASS_ACTION
         last_to_speak = int(view.dealer[game]) == 0
         top = needed if last_to_speak else min(config.total_points, needed + self.bid_span)
         bids = [bid for bid in range(needed, top + 1) if mask[bid]]
-        candidates = ([PASS_ACTION] if may_pass else []) + bids
-        return self._best_first_action(view, game, candidates, "bid")
+        return self._action_search(view, game, ([PASS_ACTION] if may_pass else []) + bids, "bid")
 
-    def choose_trump(self, view: PublicView, game: int, mask: np.ndarray) -> int:
-        candidates = [TRUMP_OFFSET + suit for suit in range(4) if mask[TRUMP_OFFSET + suit]]
-        return self._best_first_action(view, game, candidates, "trump")
+    @staticmethod
+    def _trump_candidates(mask: np.ndarray) -> list[int]:
+        return [TRUMP_OFFSET + suit for suit in range(4) if mask[TRUMP_OFFSET + suit]]
 
-    def choose_discard(self, view: PublicView, game: int, mask: np.ndarray) -> int:
-        keep = self.discard_plan(view, game)
-        trump = int(view.trump[game])
-        planned = plan_actions(
-            view.hand[game : game + 1],
-            mask[None, :],
-            np.array([keep], dtype=np.uint64),
-            self.model.keep_value[trump][None],
-        )[0]
-        if planned >= 0:
-            return int(planned)
-        return int(self.model.act_on_view(_select_view(view, game), mask[None, :])[0])
-
-    # ------------------------------------------------------------------ searches
-
-    def _heuristic_first(self, view: PublicView, game: int, candidates: list[int]) -> list[int]:
-        """The candidates with the model player's own choice first (ties go to it)."""
+    def _action_search(self, view: PublicView, game: int, candidates: list[int], kind: str) -> Search | int:
+        """The search over candidate first actions (the model player's own choice first: ties go to it),
+        or the only candidate."""
+        if len(candidates) == 1:
+            return candidates[0]
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, candidates] = True
         choice = int(self.model.act_on_view(_select_view(view, game), mask)[0])
-        return [choice] + [c for c in candidates if c != choice] if choice in candidates else candidates
+        if choice in candidates:
+            candidates = [choice] + [c for c in candidates if c != choice]
+        worlds, weights = self._worlds(view, game)
+        return Search(game, kind, candidates, worlds, weights)
+
+    def _discard_search(self, view: PublicView, game: int) -> Search | None:
+        """The search over discard plans of this turn, or None when the plan is known (cached) or the only one."""
+        digest = turn_digest(view, game)
+        if digest in self._plans:
+            self._plans.move_to_end(digest)
+            return None
+        start = turn_start_view(view, game)
+        candidates = self.keep_candidates(start, 0)
+        if len(candidates) == 1:
+            self._remember_plan(digest, candidates[0])
+            return None
+        worlds, weights = self._worlds(start, 0)
+        return Search(game, "discard", candidates, worlds, weights, digest=digest, trump=int(start.trump[0]))
+
+    def _follow_plan(self, view: PublicView, game: int, mask: np.ndarray) -> int:
+        """The next discard (or done) of this turn's plan; the model player's choice where the plan has none."""
+        keep = self.discard_plan(view, game)
+        trump = int(view.trump[game])
+        keep_value = self.model.keep_value[trump][None]
+        planned = plan_actions(view.hand[game : game + 1], mask[None, :], np.array([keep], dtype=np.uint64), keep_value)
+        if planned[0] >= 0:
+            return int(planned[0])
+        return int(self.model.act_on_view(_select_view(view, game), mask[None, :])[0])
+
+    def discard_plan(self, view: PublicView, game: int) -> int:
+        """The card set the viewer keeps in game ``game``'s discard turn (cached by :func:`turn_digest`)."""
+        digest = turn_digest(view, game)
+        if digest not in self._plans:
+            search = self._discard_search(view, game)
+            self._run([search] if search is not None else [])
+        return self._plans[digest]
+
+    def _remember_plan(self, digest: int, keep: int) -> None:
+        self._plans[digest] = keep
+        if len(self._plans) > PLAN_CACHE_SIZE:
+            self._plans.popitem(last=False)
+
+    # ------------------------------------------------------------------ searches
 
     def _worlds(self, view: PublicView, game: int) -> tuple[PedroState, np.ndarray]:
         digest = turn_digest(view, game)
@@ -229,59 +283,44 @@ class LookaheadAgent(Agent):
         weights = auction_weights(worlds, view, game, self.world_config, self.world_model, self.infer)
         return worlds, weights
 
-    def _best_first_action(self, view: PublicView, game: int, candidates: list[int], kind: str) -> int:
-        """The candidate action with the best look-ahead value (``kind`` names the decision in ``stats``)."""
-        if len(candidates) == 1:
-            return candidates[0]
-        self.stats.searches[kind] += 1
-        candidates = self._heuristic_first(view, game, candidates)
-        worlds, weights = self._worlds(view, game)
-        values = self._play_candidates(worlds, len(candidates), first_actions=np.array(candidates))
-        return candidates[_best(values, weights)]
-
-    def _play_candidates(
-        self,
-        worlds: PedroState,
-        count: int,
-        first_actions: np.ndarray | None = None,
-        keeps: np.ndarray | None = None,
-        trump: int = -1,
-    ) -> np.ndarray:
-        """(count, W) values: every candidate played out in every world (candidate-major batch)."""
-        w = worlds.batch_size
-        batch = worlds.select(np.tile(np.arange(w), count))
-        first = None if first_actions is None else np.repeat(first_actions, w)
-        keep = keep_value = None
-        if keeps is not None:
-            keep = np.repeat(keeps, w)
-            keep_value = np.broadcast_to(self.model.keep_value[trump], (batch.batch_size, 52))
+    def _run(self, searches: list[Search]) -> None:
+        """Play every candidate of every search in every one of its worlds, all in one engine batch, and record
+        each search's choice (discard plans go to the plan cache). A world's value does not depend on the rest
+        of the batch, so searching games together or one at a time chooses the same."""
+        if not searches:
+            return
+        batches, first, plan, keep, keep_value = [], [], [], [], []
+        for search in searches:
+            w, count = search.worlds.batch_size, len(search.candidates)
+            batches.append(search.worlds.select(np.tile(np.arange(w), count)))
+            candidates = np.repeat(np.array(search.candidates, dtype=np.uint64), w)
+            is_plan = search.kind == "discard"
+            first.append(np.full(w * count, -1) if is_plan else candidates.astype(np.int64))
+            plan.append(np.full(w * count, is_plan))
+            keep.append(candidates if is_plan else np.zeros(w * count, dtype=np.uint64))
+            keep_value.append(np.broadcast_to(self.model.keep_value[max(search.trump, 0)], (w * count, 52)))
+            self.stats.searches[search.kind] += 1
+        worlds = concatenate(batches)
         rng = np.random.default_rng(0)  # the shipped rollout agents draw nothing; a sampling one draws from this
-        values = play_out(batch, first, self.world_config, self.rollout, rng, keep, keep_value)
-        self.stats.worlds_played += batch.batch_size
-        return values.reshape(count, w)
-
-    def discard_plan(self, view: PublicView, game: int) -> int:
-        """The card set the viewer keeps in game ``game``'s discard turn (cached by :func:`turn_digest`)."""
-        digest = turn_digest(view, game)
-        if digest in self._plans:
-            self._plans.move_to_end(digest)
-            return self._plans[digest]
-        start = turn_start_view(view, game)
-        trump = int(start.trump[0])
-        candidates = self.keep_candidates(start, 0)
-        if len(candidates) == 1:
-            keep = candidates[0]
-        else:
-            self.stats.searches["discard"] += 1
-            worlds, weights = self._worlds(start, 0)
-            values = self._play_candidates(
-                worlds, len(candidates), keeps=np.array(candidates, dtype=np.uint64), trump=trump
-            )
-            keep = candidates[_best(values, weights)]
-        self._plans[digest] = keep
-        if len(self._plans) > PLAN_CACHE_SIZE:
-            self._plans.popitem(last=False)
-        return keep
+        values = play_out(
+            worlds,
+            self.world_config,
+            self.rollout,
+            rng,
+            np.concatenate(first),
+            np.concatenate(plan),
+            np.concatenate(keep),
+            np.concatenate(keep_value),
+        )
+        self.stats.worlds_played += worlds.batch_size
+        offset = 0
+        for search in searches:
+            w, count = search.worlds.batch_size, len(search.candidates)
+            block = values[offset : offset + w * count].reshape(count, w)
+            offset += w * count
+            search.choice = search.candidates[_best(block, search.weights)]
+            if search.kind == "discard":
+                self._remember_plan(search.digest, search.choice)
 
     def keep_candidates(self, view: PublicView, game: int) -> list[int]:
         """Discard plans for the turn-start hand of game ``game``: the card sets to keep, the model player's

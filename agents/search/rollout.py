@@ -12,6 +12,8 @@ less the other teams' mean, in match points.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
 from agents.base import Agent
@@ -46,17 +48,20 @@ def plan_actions(hand: np.ndarray, masks: np.ndarray, keep: np.ndarray, keep_val
 
 def play_out(
     worlds: PedroState,
-    first_actions: np.ndarray | None,
     config: PedroConfig,
     player: Agent,
     rng: np.random.Generator,
+    first_actions: np.ndarray | None = None,
+    plan: np.ndarray | None = None,
     keep: np.ndarray | None = None,
     keep_value: np.ndarray | None = None,
 ) -> np.ndarray:
     """Play every world (in place) to the end of its deal; (W,) float values (:func:`deal_values`).
 
-    ``first_actions`` (W,): the first step's actions (None: the rollout agent's); ``keep``/``keep_value``:
-    seat 0's discard plan (:func:`plan_actions`) while it discards.
+    ``first_actions`` (W,) int: the first step's action of each world, -1 (or None) for the rollout agent's;
+    ``plan`` (W,) bool: seat 0 of that world follows its discard plan ``keep`` (W,) uint64 (:func:`plan_actions`,
+    with ``keep_value`` (W, 52)) while it discards. Worlds are independent: a world's value does not depend on
+    the other worlds of the batch.
     """
     if config.episode != "deal":
         raise ValueError("play_out needs a config with episode='deal'")
@@ -65,37 +70,40 @@ def play_out(
     worlds.last_delta[:] = 0
     n = config.num_players
     rule_player = player if isinstance(player, RuleBasedAgent) else None
-    count = worlds.batch_size
-    actions = np.zeros(count, dtype=np.int64)
-    first = first_actions is not None
+    actions = np.zeros(worlds.batch_size, dtype=np.int64)
+    first_step = True
     while True:
         live = np.flatnonzero(worlds.phase != OVER)
         if live.size == 0:
             break
         masks = legal_action_mask(worlds, config, tables)
-        if first:
-            actions[:] = first_actions
-            first = False
-        else:
-            discarding = live[worlds.phase[live] == DISCARD] if rule_player is not None else live[:0]
-            if discarding.size:  # a rule player's discards read only trumps, robbing and the maker: no observation
-                actor = worlds.actor[discarding]
-                maker = np.where(worlds.maker[discarding] >= 0, (worlds.maker[discarding] - actor) % n, -1)
-                actions[discarding] = rule_player.discard_actions(
-                    worlds.trump[discarding], worlds.robbing[discarding], maker, masks[discarding]
-                )
-            others = live if not discarding.size else live[worlds.phase[live] != DISCARD]
-            if others.size:
-                observations = encoder.encode(worlds, worlds.actor)
-                actions[others] = player.act(observations[others], masks[others], rng)
-            if keep is not None:
-                mine = live[(worlds.phase[live] == DISCARD) & (worlds.actor[live] == 0)]
-                if mine.size:
-                    planned = plan_actions(worlds.hands[mine, 0], masks[mine], keep[mine], keep_value[mine])
-                    actions[mine] = np.where(planned >= 0, planned, actions[mine])
+        discarding = live[worlds.phase[live] == DISCARD] if rule_player is not None else live[:0]
+        if discarding.size:  # a rule player's discards read only trumps, robbing and the maker: no observation
+            actor = worlds.actor[discarding]
+            maker = np.where(worlds.maker[discarding] >= 0, (worlds.maker[discarding] - actor) % n, -1)
+            actions[discarding] = rule_player.discard_actions(
+                worlds.trump[discarding], worlds.robbing[discarding], maker, masks[discarding]
+            )
+        others = live if not discarding.size else live[worlds.phase[live] != DISCARD]
+        if others.size:
+            observations = encoder.encode(worlds, worlds.actor)
+            actions[others] = player.act(observations[others], masks[others], rng)
+        if plan is not None:
+            mine = live[plan[live] & (worlds.phase[live] == DISCARD) & (worlds.actor[live] == 0)]
+            if mine.size:
+                planned = plan_actions(worlds.hands[mine, 0], masks[mine], keep[mine], keep_value[mine])
+                actions[mine] = np.where(planned >= 0, planned, actions[mine])
+        if first_step and first_actions is not None:
+            actions[:] = np.where(first_actions >= 0, first_actions, actions)
+        first_step = False
         step(worlds, actions, config)
         settle_decided_deals(worlds, config, tables)
     return deal_values(worlds)
+
+
+def concatenate(states: list[PedroState]) -> PedroState:
+    """One state holding the games of ``states`` one after another (a copy)."""
+    return PedroState(**{f.name: np.concatenate([getattr(s, f.name) for s in states]) for f in fields(PedroState)})
 
 
 def settle_decided_deals(worlds: PedroState, config: PedroConfig, tables: RuleTables) -> None:
