@@ -111,6 +111,13 @@ def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "unknown agent spec 'rule:nobody'" in bad.stderr
 
 
+def test_pedro_play_seats_the_look_ahead_search_as_partner_and_opponents() -> None:
+    small = "search:full,samples=2,play_samples=2,play_depth=1,play_exact=2"
+    run = run_module("arena.play", "--seed", "5", "--partner", small, "--opponents", small, stdin="pass\n")
+    assert run.returncode == 1 and "Input ended before the match did" in run.stdout, run.stderr
+    assert "Your move, P0. Legal:" in run.stdout
+
+
 def random_match_record(path: Path) -> MatchRecord:
     """A whole match to 21 of random legal play in the AEC env, recorded and saved at ``path``."""
     env = pedro_env.env(target_score=21)
