@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent
-from agents.search.knowledge import _kept_trump_counts
+from agents.search.knowledge import _kept_trump_counts, _unseen
 from pedro_env.actions import PASS_ACTION
 from pedro_env.cards import CARD_BIT, NO_CARDS, RuleTables
 from pedro_env.config import PedroConfig
@@ -31,8 +31,6 @@ from pedro_env.encoding import ObservationEncoder, to_go_cap
 from pedro_env.rules import legal_action_mask
 from pedro_env.state import BID, DISCARD, NOT_BID, PedroState
 from pedro_env.view import PublicView
-
-ALL_CARDS = (1 << 52) - 1
 
 
 def _card_ids(card_set: int) -> np.ndarray:
@@ -46,10 +44,7 @@ def _set_of(cards: np.ndarray) -> np.uint64:
 
 def unseen_before_play(view: PublicView, game: int) -> int:
     """Cards of game ``game`` the viewer has not seen (before play: its hand and the discards are all it saw)."""
-    seen = int(view.hand[game]) | int(view.open_draws[game]) | int(view.set_aside[game])
-    for seat in range(view.config.num_players):
-        seen |= int(view.discards[game, seat]) | int(view.played[game, seat])
-    return ALL_CARDS & ~seen
+    return _unseen(view, game)
 
 
 def kept_trump_floors(view: PublicView, game: int, tables: RuleTables) -> list[int]:
