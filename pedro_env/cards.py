@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pedro_env.kernels import pack_tables
+
 if sys.byteorder != "little":  # bits_to_cards reads the bytes of a uint64 lowest first
     raise ImportError("pedro_env needs a little-endian machine")
 
@@ -130,6 +132,7 @@ class RuleTables:
     a trick led by ``led_card``, -1 for cards that cannot win it (off-suit non-trumps);
     ``answers`` (4, 53) uint64 ``follow_set | trump_allowed``, the cards that show no void;
     ``led_suit_bit`` (4, 53) uint8 ``1 << effective suit`` of the led card (0 when nobody has led).
+    ``kernel_table``: all of them flattened into one int64 array for :mod:`pedro_env.kernels`.
     """
 
     has_pedros: bool
@@ -148,6 +151,7 @@ class RuleTables:
     beats: np.ndarray
     answers: np.ndarray
     led_suit_bit: np.ndarray
+    kernel_table: np.ndarray  # (kernels.T_SIZE,) int64: these tables flattened for the compiled kernels
 
     @staticmethod
     def for_variant(variant: str) -> RuleTables:
@@ -219,7 +223,8 @@ class RuleTables:
         )
         for table in tables:
             table.setflags(write=False)
-        return RuleTables(has_pedros, *tables)
+        unpacked = RuleTables(has_pedros, *tables, kernel_table=np.zeros(0, dtype=np.int64))
+        return RuleTables(has_pedros, *tables, kernel_table=pack_tables(unpacked))
 
 
 _VARIANT_TABLES: dict[str, RuleTables] = {}  # variant -> its tables, filled by RuleTables.for_variant

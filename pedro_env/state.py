@@ -89,72 +89,165 @@ class PedroState:
     truncated: np.ndarray  # (B,) bool: the episode was cut off at max_deals during the last step
     winner: np.ndarray  # (B,) int8: winning team of a finished match, -1 otherwise
 
+    def __post_init__(self) -> None:
+        """Copy the given arrays into one buffer, each field a contiguous block of it (see :func:`state_layout`)."""
+        given = {name: np.asarray(self.__dict__.pop("_given_" + name)) for name in _FIELD_SPECS}
+        b, n, teams, stock = (
+            given["phase"].shape[0],
+            given["hands"].shape[1],
+            given["won"].shape[1],
+            given["stock"].shape[1],
+        )
+        layout = state_layout(b, n, teams, stock)
+        _bind(self, np.empty(layout.size, dtype=np.uint8), layout)
+        for name, dtype, shape, _, _ in layout.fields:
+            if given[name].shape != shape:
+                raise ValueError(f"state field {name} has shape {given[name].shape}, expected {shape}")
+            self.__dict__[name][...] = given[name].astype(dtype, copy=False)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _FIELD_SPECS and "_buffer" not in self.__dict__:  # the dataclass __init__: keep until packed
+            self.__dict__["_given_" + name] = value
+        elif name in _FIELD_SPECS and value is not self.__dict__[name]:  # (``state.x += 1`` sets x to itself)
+            raise AttributeError(
+                f"state field {name} is a view of the state buffer: write into it (state.{name}[...] = x)"
+            )
+        else:
+            object.__setattr__(self, name, value)
+
+    def __reduce__(self) -> tuple:
+        return _from_buffer, (
+            self._buffer,
+            self.batch_size,
+            self.hands.shape[1],
+            self.won.shape[1],
+            self.stock.shape[1],
+        )
+
     @property
     def batch_size(self) -> int:
         return int(self.phase.shape[0])
 
+    @property
+    def buffer(self) -> np.ndarray:
+        """(bytes,) uint8: every field's data; the kernels read and write the state through it."""
+        return self._buffer
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """(fields,) int64: byte offset of each field's block in :attr:`buffer`, in field order."""
+        return self._offsets
+
     def copy(self) -> PedroState:
         """A deep copy (the engine mutates states in place)."""
-        return PedroState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+        return _from_buffer(
+            self._buffer.copy(), self.batch_size, self.hands.shape[1], self.won.shape[1], self.stock.shape[1]
+        )
 
     def select(self, games: np.ndarray | slice) -> PedroState:
         """A copy holding only the given games (index array or slice along the batch axis)."""
-        return PedroState(**{f.name: getattr(self, f.name)[games].copy() for f in fields(self)})
+        return PedroState(**{f.name: getattr(self, f.name)[games] for f in fields(self)})
 
     @staticmethod
     def empty(config: PedroConfig, batch_size: int) -> PedroState:
         """Zeroed arrays of the right shapes and dtypes; :func:`pedro_env.rules.new_match` fills them."""
-        n, teams, stock = config.num_players, config.num_teams, config.stock_size
-        b = batch_size
-
-        def z(shape: tuple[int, ...], dtype: type) -> np.ndarray:
-            return np.zeros((b, *shape), dtype=dtype)
-
-        state = PedroState(
-            seed=z((), np.uint64),
-            match_index=z((), np.int64),
-            deal_index=z((), np.int32),
-            phase=z((), np.int8),
-            actor=z((), np.int8),
-            dealer=z((), np.int8),
-            hands=z((n,), np.uint64),
-            stock=z((stock,), np.int8),
-            in_stock=z((stock,), bool),
-            bids=z((n,), np.int8),
-            high_bid=z((), np.int8),
-            maker=z((), np.int8),
-            trump=z((), np.int8),
-            discards=z((n,), np.uint64),
-            done=z((n,), bool),
-            drawn=z((n,), np.int8),
-            open_draws=z((), np.uint64),
-            set_aside=z((), np.uint64),
-            robbing=z((), bool),
-            trick=z((n,), np.int8),
-            trick_leader=z((), np.int8),
-            trick_size=z((), np.int8),
-            tricks_done=z((), np.int8),
-            last_trick=z((n,), np.int8),
-            last_trick_winner=z((), np.int8),
-            played=z((n,), np.uint64),
-            voids=z((n,), np.uint8),
-            won=z((teams,), np.uint64),
-            low_team=z((), np.int8),
-            scores=z((teams,), np.int32),
-            deal_over=z((), bool),
-            last_redeal=z((), bool),
-            last_maker=z((), np.int8),
-            last_bid=z((), np.int8),
-            last_trump=z((), np.int8),
-            last_points=z((teams,), np.int16),
-            last_made=z((), np.int8),
-            last_delta=z((teams,), np.int32),
-            last_renege=z((), np.int8),
-            rewards=z((n,), np.float32),
-            terminated=z((), bool),
-            truncated=z((), bool),
-            winner=z((), np.int8),
-        )
+        layout = state_layout(batch_size, config.num_players, config.num_teams, config.stock_size)
+        state = _from_buffer(np.zeros(layout.size, dtype=np.uint8), batch_size, *layout.dims[1:])
         for no_seat_yet in (state.last_maker, state.last_trump, state.last_made, state.last_renege, state.winner):
             no_seat_yet[:] = -1
         return state
+
+
+# field -> (dtype, trailing axis: "" none, "n" seats, "T" teams, "S" stock positions), in PedroState order
+_FIELD_SPECS: dict[str, tuple[type, str]] = {
+    "seed": (np.uint64, ""),
+    "match_index": (np.int64, ""),
+    "deal_index": (np.int32, ""),
+    "phase": (np.int8, ""),
+    "actor": (np.int8, ""),
+    "dealer": (np.int8, ""),
+    "hands": (np.uint64, "n"),
+    "stock": (np.int8, "S"),
+    "in_stock": (np.bool_, "S"),
+    "bids": (np.int8, "n"),
+    "high_bid": (np.int8, ""),
+    "maker": (np.int8, ""),
+    "trump": (np.int8, ""),
+    "discards": (np.uint64, "n"),
+    "done": (np.bool_, "n"),
+    "drawn": (np.int8, "n"),
+    "open_draws": (np.uint64, ""),
+    "set_aside": (np.uint64, ""),
+    "robbing": (np.bool_, ""),
+    "trick": (np.int8, "n"),
+    "trick_leader": (np.int8, ""),
+    "trick_size": (np.int8, ""),
+    "tricks_done": (np.int8, ""),
+    "last_trick": (np.int8, "n"),
+    "last_trick_winner": (np.int8, ""),
+    "played": (np.uint64, "n"),
+    "voids": (np.uint8, "n"),
+    "won": (np.uint64, "T"),
+    "low_team": (np.int8, ""),
+    "scores": (np.int32, "T"),
+    "deal_over": (np.bool_, ""),
+    "last_redeal": (np.bool_, ""),
+    "last_maker": (np.int8, ""),
+    "last_bid": (np.int8, ""),
+    "last_trump": (np.int8, ""),
+    "last_points": (np.int16, "T"),
+    "last_made": (np.int8, ""),
+    "last_delta": (np.int32, "T"),
+    "last_renege": (np.int8, ""),
+    "rewards": (np.float32, "n"),
+    "terminated": (np.bool_, ""),
+    "truncated": (np.bool_, ""),
+    "winner": (np.int8, ""),
+}
+assert list(_FIELD_SPECS) == [f.name for f in fields(PedroState)]
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """Where each field of a batch of states lies in its buffer: blocks in field order, each 8-byte aligned."""
+
+    dims: tuple[int, int, int, int]  # (B, n, T, S)
+    fields: tuple[tuple[str, np.dtype, tuple[int, ...], int, int], ...]  # (name, dtype, shape, start, bytes)
+    offsets: np.ndarray  # (fields,) int64 byte offsets
+    size: int  # bytes in all
+
+
+_LAYOUTS: dict[tuple[int, int, int, int], StateLayout] = {}
+
+
+def state_layout(batch_size: int, num_players: int, num_teams: int, stock_size: int) -> StateLayout:
+    """The buffer layout of ``batch_size`` games of a config's sizes (cached)."""
+    dims = (batch_size, num_players, num_teams, stock_size)
+    layout = _LAYOUTS.get(dims)
+    if layout is None:
+        trailing = {"": (), "n": (num_players,), "T": (num_teams,), "S": (stock_size,)}
+        entries, start = [], 0
+        for name, (dtype, axis) in _FIELD_SPECS.items():
+            shape = (batch_size, *trailing[axis])
+            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            entries.append((name, np.dtype(dtype), shape, start, nbytes))
+            start += -(-nbytes // 8) * 8
+        offsets = np.array([entry[3] for entry in entries], dtype=np.int64)
+        offsets.setflags(write=False)
+        layout = _LAYOUTS[dims] = StateLayout(dims, tuple(entries), offsets, max(start, 8))
+    return layout
+
+
+def _bind(state: PedroState, buffer: np.ndarray, layout: StateLayout) -> None:
+    """Point every field of ``state`` at its block of ``buffer``."""
+    state.__dict__["_buffer"] = buffer
+    state.__dict__["_offsets"] = layout.offsets
+    for name, dtype, shape, start, nbytes in layout.fields:
+        state.__dict__[name] = buffer[start : start + nbytes].view(dtype).reshape(shape)
+
+
+def _from_buffer(buffer: np.ndarray, batch_size: int, num_players: int, num_teams: int, stock_size: int) -> PedroState:
+    """A state whose fields are views of ``buffer`` (not copied)."""
+    state = object.__new__(PedroState)
+    _bind(state, buffer, state_layout(batch_size, num_players, num_teams, stock_size))
+    return state

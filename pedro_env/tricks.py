@@ -1,4 +1,4 @@
-"""Following suit and winning tricks (docs/rules.md section 6). Pure functions over batches; nothing mutates.
+"""Following suit and winning tricks (docs/rules.md section 6) for batches, over the compiled per-game kernels.
 
 All arrays carry a leading batch axis ``B``; ``trump`` is the named suit (0..3) of each game.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pedro_env import kernels
 from pedro_env.cards import RuleTables
 
 
@@ -18,9 +19,16 @@ def legal_plays(hand: np.ndarray, trump: np.ndarray, led_card: np.ndarray, table
     non-trump lead the actor may follow the led suit or trump; void in the led suit (or leading),
     the actor plays anything.
     """
-    key = trump.astype(np.intp) * 53 + np.where(led_card < 0, 52, led_card)  # [trump, led] of the (4, 53) tables
-    follows = hand & tables.follow_set.take(key)
-    return np.where(follows == 0, hand, follows | (hand & tables.trump_allowed.take(key)))
+    hand, trump, led_card = np.broadcast_arrays(hand, trump, led_card)
+    out = np.empty(hand.size, dtype=np.uint64)
+    kernels.legal_play_sets(
+        hand.astype(np.uint64).reshape(-1),
+        trump.astype(np.int64).reshape(-1),
+        led_card.astype(np.int64).reshape(-1),
+        tables.kernel_table,
+        out,
+    )
+    return out.reshape(hand.shape)
 
 
 def trick_winner(trick: np.ndarray, leader: np.ndarray, trump: np.ndarray, tables: RuleTables) -> np.ndarray:
@@ -29,6 +37,13 @@ def trick_winner(trick: np.ndarray, leader: np.ndarray, trump: np.ndarray, table
     trick (B, n) card per seat; leader (B,) seat that led. The highest trump wins; without trumps,
     the highest card of the led (effective) suit.
     """
-    led_card = trick[np.arange(trick.shape[0]), leader]
-    strength = tables.beats[trump[:, None], led_card[:, None], trick]  # (B, n)
-    return strength.argmax(axis=1).astype(np.int8)
+    trick = np.ascontiguousarray(trick, dtype=np.int64)
+    out = np.empty(trick.shape[0], dtype=np.int8)
+    kernels.trick_winners(
+        trick,
+        np.asarray(leader, dtype=np.int64).reshape(-1),
+        np.asarray(trump, dtype=np.int64).reshape(-1),
+        tables.kernel_table,
+        out,
+    )
+    return out
