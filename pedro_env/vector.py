@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from pedro_env import kernels
 from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, action_to_str
 from pedro_env.cards import CARD_BIT, RuleTables
 from pedro_env.config import SEED_LIMIT, PedroConfig, SeedError, check_seed, make_config, short_repr
 from pedro_env.encoding import ObservationEncoder
-from pedro_env.rules import initial_state, legal_action_mask, new_match, step
+from pedro_env.rules import initial_state, legal_action_mask, new_match
 from pedro_env.state import OVER, PLAY, PedroState
 
 
@@ -109,7 +110,9 @@ def check_actions(
 class PedroVectorEnv:
     """``num_envs`` Pedro matches stepped at once; config keys: docs/rules.md section 9 (rules and episode keys)."""
 
-    def __init__(self, num_envs: int, config: PedroConfig | None = None, **overrides: Any) -> None:
+    def __init__(
+        self, num_envs: int, config: PedroConfig | None = None, *, reuse_outputs: bool = False, **overrides: Any
+    ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs = {num_envs!r} is not allowed: it must be an int >= 1")
         self.num_envs = int(num_envs)
@@ -123,6 +126,10 @@ class PedroVectorEnv:
         self._mask: np.ndarray | None = None
         self._pending = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
         self._rows = np.arange(self.num_envs)
+        self.reuse_outputs = bool(reuse_outputs)
+        self._reused: tuple[np.ndarray, ...] | None = None
+        self._spare_mask: np.ndarray | None = None
+        self._params = kernels.config_params(self.config)
 
     def reset(self, seed: int | None = None) -> VectorStep:
         """Start ``num_envs`` fresh matches; game ``i`` uses seed ``seed + i`` (random base if None).
@@ -147,15 +154,79 @@ class PedroVectorEnv:
         if state is None or self._mask is None:
             raise RuntimeError("call reset() before step()")
         offered = np.asarray(actions)  # as given, for the error message
-        actions, legal = check_actions(offered, state, self._mask, self.config)
-        if not legal.all():
-            game = int(np.flatnonzero(~legal)[0])
+        if offered.dtype != np.int64:
+            if offered.shape != (self.num_envs,) or not np.issubdtype(offered.dtype, np.integer):
+                raise ValueError(
+                    f"actions must be an integer array of shape ({self.num_envs},), got {offered.dtype} {offered.shape}"
+                )
+            in_range = (offered >= 0) & (offered < NUM_ACTIONS)  # (a uint64 past int64 would wrap round)
+            actions = np.where(in_range, offered, -1).astype(np.int64)
+        elif offered.shape != (self.num_envs,):
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got int64 {offered.shape}")
+        else:
+            actions = np.ascontiguousarray(offered)
+        observation, mask, rewards, flags, scores, winner = self._outputs()
+        code = kernels.vector_step(
+            state.buffer,
+            state.offsets,
+            self.num_envs,
+            self._params,
+            self.tables.kernel_table,
+            self.encoder.piece_starts,
+            self.encoder.to_go_cap,
+            actions,
+            self._mask,
+            self._pending,
+            rewards,
+            observation,
+            mask,
+            flags,
+            scores,
+            winner,
+        )
+        if code < 0:
+            game = -code - 1
             where = f"in game {game} for seat {int(state.actor[game])}"
             raise IllegalActionError(illegal_action_message(int(offered[game]), self._mask[game], where))
-        self._pending[self._rows, state.actor] = 0.0
-        step(state, actions, self.config)
-        self._pending += state.rewards
-        return self._result()
+        self._mask = mask
+        if code:
+            deals = {name: getattr(state, field).copy() for name, field in DEAL_FIELDS.items()}
+            deals["scores"], deals["winner"] = scores, winner
+        else:
+            deals = self._no_deals
+        return VectorStep(
+            actor=state.actor.copy(),
+            observation=observation,
+            action_mask=mask.view(np.int8),
+            rewards=rewards,
+            terminated=flags[0],
+            truncated=flags[1],
+            deal_over=flags[2],
+            deals=deals,
+        )
+
+    def _outputs(self) -> tuple[np.ndarray, ...]:
+        """(observation, mask, rewards, flags, scores, winner) arrays for a step: new ones, or with
+        ``reuse_outputs`` the same ones every step (two masks in turn: one is the legality check of the step)."""
+        b, n, teams = self.num_envs, self.num_players, self.config.num_teams
+        if self._reused is None or not self.reuse_outputs:
+            arrays = (
+                np.empty((b, self.observation_size), dtype=np.uint8),
+                np.empty((b, NUM_ACTIONS), dtype=bool),
+                np.empty((b, n), dtype=np.float32),
+                np.empty((3, b), dtype=bool),
+                np.empty((b, teams), dtype=np.int32),
+                np.empty(b, dtype=np.int8),
+            )
+            if not self.reuse_outputs:
+                return arrays
+            self._reused = arrays
+            self._spare_mask = np.empty((b, NUM_ACTIONS), dtype=bool)
+        observation, mask, rewards, flags, scores, winner = self._reused
+        if mask is self._mask:  # the current mask checks this step's actions: write the next one into the other
+            mask, self._spare_mask = self._spare_mask, mask
+            self._reused = (observation, mask, rewards, flags, scores, winner)
+        return self._reused
 
     def _result(self) -> VectorStep:
         state = self.state
