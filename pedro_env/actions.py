@@ -78,3 +78,7 @@ def uniform_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) ->
     """(B,) int64: one legal action per row, uniformly at random (argmax of noise in (0, 1] on legal entries)."""
     noise = 1.0 - rng.random(action_masks.shape, dtype=np.float32)  # (0, 1]: a legal entry always beats a masked 0
     return np.argmax(noise * action_masks, axis=1).astype(np.int64)
+
+
+ACTION_TEXTS = tuple(action_to_str(action) for action in range(NUM_ACTIONS))
+"""The text form of every action, by index."""

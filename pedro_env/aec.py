@@ -35,12 +35,13 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from pedro_env.actions import NUM_ACTIONS, action_to_str, str_to_action
+from pedro_env import kernels
+from pedro_env.actions import ACTION_TEXTS, NUM_ACTIONS, action_to_str, str_to_action
 from pedro_env.cards import SUITS, RuleTables, card_to_str, str_to_card
 from pedro_env.config import PedroConfig, check_seed, make_config, short_repr
 from pedro_env.encoding import ObservationEncoder, full_state_size
 from pedro_env.render import render_table
-from pedro_env.rules import hashed_decks, legal_action_mask, new_match, step
+from pedro_env.rules import hashed_decks, kernel_inputs, legal_action_mask, new_match, seed_deck_source, start_deal
 from pedro_env.state import OVER, PedroState
 from pedro_env.vector import IllegalActionError, illegal_action_message, renege_allowed
 
@@ -117,8 +118,12 @@ class raw_env(AECEnv):
         self._seed: int | None = None
         self._match_index = -1
         self._decks = np.zeros((0, 52), dtype=np.int8)
-        self._mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        self._viewers = [np.array([seat], dtype=np.intp) for seat in range(n)]
+        self._masks = np.zeros((1, NUM_ACTIONS), dtype=bool)  # the kernels write the actor's mask here
+        self._mask = self._masks[0]
+        self._viewers = [np.array([seat], dtype=np.int64) for seat in range(n)]
+        self._actions = np.zeros(1, dtype=np.int64)
+        self._pending_games = np.zeros(1, dtype=np.int64)
+        self._params, self._kernel_table = kernel_inputs(self.config)
         self._no_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     # ---- text forms (docs/rules.md section 11) ----
@@ -176,7 +181,8 @@ class raw_env(AECEnv):
         self.game.seed[0] = self._seed
         self.game.match_index[0] = self._match_index
         dealers = None if dealer is None else np.array([dealer], dtype=np.int8)
-        new_match(self.game, np.arange(1), self.config, self._deck_source, dealers)
+        deck_source = self._deck_source if len(self._decks) else seed_deck_source
+        new_match(self.game, np.arange(1), self.config, deck_source, dealers)
         self.first_dealer = int(self.game.dealer[0])  # with action_history and deck_of_deal: a replay record
         self.action_history: list[str] = []
 
@@ -188,9 +194,10 @@ class raw_env(AECEnv):
         self.infos: dict[str, dict] = {agent: {} for agent in self.agents}
         self._refresh()
 
-    def _refresh(self) -> None:
+    def _refresh(self, mask_written: bool = False) -> None:
         assert self.game is not None
-        self._mask = legal_action_mask(self.game, self.config, self.tables)[0]
+        if not mask_written:
+            legal_action_mask(self.game, self.config, self.tables, out=self._masks)
         if self.game.phase[0] != OVER:
             self.agent_selection = self.possible_agents[int(self.game.actor[0])]
 
@@ -239,14 +246,26 @@ class raw_env(AECEnv):
             )
         action = int(action)
         in_range = 0 <= action < NUM_ACTIONS
-        actions = np.array([action if in_range else 0])  # no int64 overflow for a huge action
         legal = in_range and self._mask[action]
-        if not legal and not (in_range and renege_allowed(game, self.config, actions)[0]):
+        if not legal and not (in_range and renege_allowed(game, self.config, np.array([action]))[0]):
             raise IllegalActionError(illegal_action_message(action, self._mask, f"for {agent}"))
 
         self._cumulative_rewards[agent] = 0.0
-        step(game, actions, self.config, self._deck_source)
-        self.action_history.append(action_to_str(action))
+        self._actions[0] = action
+        waiting = kernels.step_and_mask(
+            game.buffer,
+            game.element_offsets,
+            1,
+            self._params,
+            self._kernel_table,
+            self._actions,
+            len(self._decks) == 0,  # no injected decks: the kernel deals the hashed ones itself
+            self._pending_games,
+            self._masks,
+        )
+        if waiting:  # the next deal's deck comes from the injected ones
+            start_deal(game, self._pending_games[:waiting], self.config, self._deck_source)
+        self.action_history.append(ACTION_TEXTS[action])
         if game.deal_over[0]:  # rewards, infos and episode ends only change when a deal ends
             self.rewards = dict(zip(self.possible_agents, game.rewards[0].tolist()))
             deal_info = self.deal_info()
@@ -257,7 +276,7 @@ class raw_env(AECEnv):
         elif self.infos[agent] or any(self.rewards.values()):
             self.rewards = {a: 0.0 for a in self.agents}
             self.infos = {a: {} for a in self.agents}
-        self._refresh()
+        self._refresh(mask_written=not waiting)
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()

@@ -163,14 +163,15 @@ class ObservationEncoder:
 
     def _encode(self, state: PedroState, viewer: np.ndarray, width: int, out: np.ndarray | None) -> np.ndarray:
         b = state.batch_size
-        viewer = np.ascontiguousarray(np.broadcast_to(np.asarray(viewer), (b,)), dtype=np.int64)
+        if not (isinstance(viewer, np.ndarray) and viewer.dtype == np.int64 and viewer.shape == (b,)):
+            viewer = np.ascontiguousarray(np.broadcast_to(np.asarray(viewer), (b,)), dtype=np.int64)
         if out is None:
             out = np.empty((b, width), dtype=np.uint8)
         elif out.shape != (b, width) or out.dtype != np.uint8:
             raise ValueError(f"out must be a ({b}, {width}) uint8 array, got {out.dtype} {out.shape}")
         kernels.encode_games(
             state.buffer,
-            state.offsets,
+            state.element_offsets,
             b,
             self.params,
             self.kernel_table,

@@ -4,9 +4,9 @@ Every kernel loops over the games of a batch, one game at a time, in compiled co
 kernels serve a batch of one (the AEC env) and a batch of a million. With ``NUMBA_DISABLE_JIT=1`` they
 run as plain Python (slowly), for a debugger. Inputs are flat numpy arrays:
 
-- ``buf`` (bytes) and ``off`` (int64 per state field, a byte offset): the state, every field one
-  contiguous block of ``buf`` in :class:`pedro_env.state.PedroState` field order (``F_*`` below);
-  the kernels view each block as its field's dtype and shape ``(B, ...)``.
+- ``buf`` (bytes) and ``eo`` (int64 per state field): the state, every field one contiguous block of
+  ``buf`` in :class:`pedro_env.state.PedroState` field order (``F_*`` below), starting at element
+  ``eo[F]`` of the buffer viewed as that field's dtype (see :func:`_typed_views`).
 - ``params`` (int64, ``P_*`` below): the config's rule switches and sizes, from :func:`config_params`.
 - ``tab`` (int64, ``T_*`` below): the variant's lookup tables flattened, from :func:`pack_tables`;
   card sets are stored as their (non-negative, below 2**52) integer values.
@@ -17,11 +17,30 @@ functions callable from other kernels (the search agents' solver uses them).
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
+
 import numpy as np
 from llvmlite import ir
 from numba import config, njit, types
 from numba.core import cgutils
+from numba.core.caching import InTreeCacheLocator, UserWideCacheLocator
 from numba.extending import intrinsic
+
+
+def _cache_locator_found() -> bool:
+    """Whether numba can cache these kernels beside this file or in the user's cache directory."""
+    probe = _cache_locator_found  # any function of this file will do
+    return any(
+        locator.from_function(probe, __file__) is not None for locator in (InTreeCacheLocator, UserWideCacheLocator)
+    )
+
+
+if not config.CACHE_DIR and not _cache_locator_found():  # a read-only install and home: cache in the temp dir
+    config.CACHE_DIR = os.path.join(
+        tempfile.gettempdir(), f"pedro_env-numba-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    )
 
 # ---------------------------------------------------------------- layouts shared with Python
 
@@ -157,93 +176,42 @@ _ONE = np.uint64(1)
 
 
 @njit(cache=True)
-def _u64(buf, off, field, count):
-    return buf[off[field] : off[field] + 8 * count].view(np.uint64)
-
-
-@njit(cache=True)
-def _i64(buf, off, field, count):
-    return buf[off[field] : off[field] + 8 * count].view(np.int64)
-
-
-@njit(cache=True)
-def _i32(buf, off, field, count):
-    return buf[off[field] : off[field] + 4 * count].view(np.int32)
-
-
-@njit(cache=True)
-def _i16(buf, off, field, count):
-    return buf[off[field] : off[field] + 2 * count].view(np.int16)
-
-
-@njit(cache=True)
-def _i8(buf, off, field, count):
-    return buf[off[field] : off[field] + count].view(np.int8)
-
-
-@njit(cache=True)
-def _u8(buf, off, field, count):
-    return buf[off[field] : off[field] + count]
-
-
-@njit(cache=True)
-def _f32(buf, off, field, count):
-    return buf[off[field] : off[field] + 4 * count].view(np.float32)
-
-
-@njit(cache=True)
-def _views(buf, off, b, params):
-    """Every state field as a flat view of ``buf``, in field order (index with ``F_*``; seat, team and
-    stock fields are game-major: ``s_hands[g * n + seat]``)."""
-    n, teams, stock = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK]
+def _typed_views(buf):
+    """The state buffer as each dtype its fields use: (u8, i8, i16, i32, i64, u64, f32). Field ``F`` of game
+    ``g`` (seat ``s``) is ``view[eo[F] + g]`` (``view[eo[F] + g * n + s]``), ``eo`` the element offsets of
+    :attr:`pedro_env.state.PedroState.element_offsets`; bool fields are read through u8."""
     return (
-        _u64(buf, off, F_SEED, b),
-        _i64(buf, off, F_MATCH_INDEX, b),
-        _i32(buf, off, F_DEAL_INDEX, b),
-        _i8(buf, off, F_PHASE, b),
-        _i8(buf, off, F_ACTOR, b),
-        _i8(buf, off, F_DEALER, b),
-        _u64(buf, off, F_HANDS, b * n),
-        _i8(buf, off, F_STOCK, b * stock),
-        _u8(buf, off, F_IN_STOCK, b * stock),
-        _i8(buf, off, F_BIDS, b * n),
-        _i8(buf, off, F_HIGH_BID, b),
-        _i8(buf, off, F_MAKER, b),
-        _i8(buf, off, F_TRUMP, b),
-        _u64(buf, off, F_DISCARDS, b * n),
-        _u8(buf, off, F_DONE, b * n),
-        _i8(buf, off, F_DRAWN, b * n),
-        _u64(buf, off, F_OPEN_DRAWS, b),
-        _u64(buf, off, F_SET_ASIDE, b),
-        _u8(buf, off, F_ROBBING, b),
-        _i8(buf, off, F_TRICK, b * n),
-        _i8(buf, off, F_TRICK_LEADER, b),
-        _i8(buf, off, F_TRICK_SIZE, b),
-        _i8(buf, off, F_TRICKS_DONE, b),
-        _i8(buf, off, F_LAST_TRICK, b * n),
-        _i8(buf, off, F_LAST_TRICK_WINNER, b),
-        _u64(buf, off, F_PLAYED, b * n),
-        _u8(buf, off, F_VOIDS, b * n),
-        _u64(buf, off, F_WON, b * teams),
-        _i8(buf, off, F_LOW_TEAM, b),
-        _i32(buf, off, F_SCORES, b * teams),
-        _u8(buf, off, F_DEAL_OVER, b),
-        _u8(buf, off, F_LAST_REDEAL, b),
-        _i8(buf, off, F_LAST_MAKER, b),
-        _i8(buf, off, F_LAST_BID, b),
-        _i8(buf, off, F_LAST_TRUMP, b),
-        _i16(buf, off, F_LAST_POINTS, b * teams),
-        _i8(buf, off, F_LAST_MADE, b),
-        _i32(buf, off, F_LAST_DELTA, b * teams),
-        _i8(buf, off, F_LAST_RENEGE, b),
-        _f32(buf, off, F_REWARDS, b * n),
-        _u8(buf, off, F_TERMINATED, b),
-        _u8(buf, off, F_TRUNCATED, b),
-        _i8(buf, off, F_WINNER, b),
+        buf,
+        buf.view(np.int8),
+        buf.view(np.int16),
+        buf.view(np.int32),
+        buf.view(np.int64),
+        buf.view(np.uint64),
+        buf.view(np.float32),
     )
 
 
-# ---------------------------------------------------------------- per-game rules
+if config.DISABLE_JIT:  # plain Python: reads give Python ints, so small dtypes do not wrap in index arithmetic
+
+    class _PythonView:
+        """An integer view of the state buffer whose scalar reads are Python ints (numba widens them too)."""
+
+        def __init__(self, array):
+            self.array = array
+            self.shape = array.shape
+
+        def __getitem__(self, key):
+            value = self.array[key]
+            return _PythonView(value) if isinstance(value, np.ndarray) else int(value)
+
+        def __setitem__(self, key, value):
+            self.array[key] = value
+
+    _compiled_typed_views = _typed_views
+
+    def _typed_views(buf):
+        views = _compiled_typed_views(buf)
+        return (*(_PythonView(view) for view in views[:6]), views[6])
 
 
 def _bit_intrinsic(name):
@@ -317,6 +285,19 @@ def hashed_deck_into(seed, match_index, deal_index, deck, keys):
             deck[position] = deck[position - 1]
             position -= 1
         deck[position] = card
+
+
+if config.DISABLE_JIT:  # plain Python: the hashes wrap round on purpose, as compiled uint64 arithmetic does
+
+    def _wrapping(function):
+        def wrapped(*args):
+            with np.errstate(over="ignore"):
+                return function(*args)
+
+        return wrapped
+
+    splitmix64 = _wrapping(splitmix64)
+    hashed_deck_into = _wrapping(hashed_deck_into)
 
 
 @njit(cache=True)
@@ -434,291 +415,72 @@ def discard_options_of(hands, done, drawn, set_aside, robbing, actor, stock_size
 
 
 @njit(cache=True, _nrt=False)
-def _start_deal(
-    s_phase,
-    s_actor,
-    s_dealer,
-    s_hands,
-    s_stock,
-    s_in_stock,
-    s_bids,
-    s_high_bid,
-    s_maker,
-    s_trump,
-    s_discards,
-    s_done,
-    s_drawn,
-    s_open_draws,
-    s_set_aside,
-    s_robbing,
-    s_trick,
-    s_trick_leader,
-    s_trick_size,
-    s_tricks_done,
-    s_last_trick,
-    s_last_trick_winner,
-    s_played,
-    s_voids,
-    s_won,
-    s_low_team,
-    b,
-    g,
-    params,
-    deck,
-):
+def _start_deal(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, deck):
     """Deal ``deck`` (52,) to game ``g`` (its dealer and deal_index set) and open the bidding."""
     n, teams, stock_size, hand_size = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK], params[P_HAND]
     dealt = n * hand_size
-    eldest = seat_after(s_dealer[g], 1, n)
+    eldest = seat_after(i8[eo[F_DEALER] + g], 1, n)
     for seat in range(n):
-        s_hands[g * n + seat] = _ZERO
+        u64[eo[F_HANDS] + g * n + seat] = _ZERO
     for position in range(dealt):
         seat = seat_after(eldest, (position // 3) % n, n)
-        s_hands[g * n + seat] |= card_bit(deck[position])
+        u64[eo[F_HANDS] + g * n + seat] |= card_bit(deck[position])
     for i in range(stock_size):
-        s_stock[g * stock_size + i] = deck[dealt + i]
-        s_in_stock[g * stock_size + i] = 1
+        i8[eo[F_STOCK] + g * stock_size + i] = deck[dealt + i]
+        u8[eo[F_IN_STOCK] + g * stock_size + i] = 1
     for seat in range(n):
         i = g * n + seat
-        s_bids[i] = -1
-        s_discards[i] = _ZERO
-        s_done[i] = 0
-        s_drawn[i] = 0
-        s_trick[i] = -1
-        s_last_trick[i] = -1
-        s_played[i] = _ZERO
-        s_voids[i] = 0
+        i8[eo[F_BIDS] + i] = -1
+        u64[eo[F_DISCARDS] + i] = _ZERO
+        u8[eo[F_DONE] + i] = 0
+        i8[eo[F_DRAWN] + i] = 0
+        i8[eo[F_TRICK] + i] = -1
+        i8[eo[F_LAST_TRICK] + i] = -1
+        u64[eo[F_PLAYED] + i] = _ZERO
+        u8[eo[F_VOIDS] + i] = 0
     for team in range(teams):
-        s_won[g * teams + team] = _ZERO
-    s_high_bid[g] = 0
-    s_maker[g] = -1
-    s_trump[g] = -1
-    s_open_draws[g] = _ZERO
-    s_set_aside[g] = _ZERO
-    s_robbing[g] = 0
-    s_trick_leader[g] = -1
-    s_trick_size[g] = 0
-    s_tricks_done[g] = 0
-    s_last_trick_winner[g] = -1
-    s_low_team[g] = -1
-    s_phase[g] = BID
-    s_actor[g] = eldest
+        u64[eo[F_WON] + g * teams + team] = _ZERO
+    i8[eo[F_HIGH_BID] + g] = 0
+    i8[eo[F_MAKER] + g] = -1
+    i8[eo[F_TRUMP] + g] = -1
+    u64[eo[F_OPEN_DRAWS] + g] = _ZERO
+    u64[eo[F_SET_ASIDE] + g] = _ZERO
+    u8[eo[F_ROBBING] + g] = 0
+    i8[eo[F_TRICK_LEADER] + g] = -1
+    i8[eo[F_TRICK_SIZE] + g] = 0
+    i8[eo[F_TRICKS_DONE] + g] = 0
+    i8[eo[F_LAST_TRICK_WINNER] + g] = -1
+    i8[eo[F_LOW_TEAM] + g] = -1
+    i8[eo[F_PHASE] + g] = BID
+    i8[eo[F_ACTOR] + g] = eldest
 
 
 @njit(cache=True)
-def deal_games(buf, off, b, params, games, decks):
+def deal_games(buf, eo, b, params, games, decks):
     """Deal ``decks[i]`` (k, 52) to game ``games[i]`` (dealer and deal_index already set)."""
-    (
-        s_seed,
-        s_match_index,
-        s_deal_index,
-        s_phase,
-        s_actor,
-        s_dealer,
-        s_hands,
-        s_stock,
-        s_in_stock,
-        s_bids,
-        s_high_bid,
-        s_maker,
-        s_trump,
-        s_discards,
-        s_done,
-        s_drawn,
-        s_open_draws,
-        s_set_aside,
-        s_robbing,
-        s_trick,
-        s_trick_leader,
-        s_trick_size,
-        s_tricks_done,
-        s_last_trick,
-        s_last_trick_winner,
-        s_played,
-        s_voids,
-        s_won,
-        s_low_team,
-        s_scores,
-        s_deal_over,
-        s_last_redeal,
-        s_last_maker,
-        s_last_bid,
-        s_last_trump,
-        s_last_points,
-        s_last_made,
-        s_last_delta,
-        s_last_renege,
-        s_rewards,
-        s_terminated,
-        s_truncated,
-        s_winner,
-    ) = _views(buf, off, b, params)
+    u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     for i in range(games.shape[0]):
-        _start_deal(
-            s_phase,
-            s_actor,
-            s_dealer,
-            s_hands,
-            s_stock,
-            s_in_stock,
-            s_bids,
-            s_high_bid,
-            s_maker,
-            s_trump,
-            s_discards,
-            s_done,
-            s_drawn,
-            s_open_draws,
-            s_set_aside,
-            s_robbing,
-            s_trick,
-            s_trick_leader,
-            s_trick_size,
-            s_tricks_done,
-            s_last_trick,
-            s_last_trick_winner,
-            s_played,
-            s_voids,
-            s_won,
-            s_low_team,
-            b,
-            games[i],
-            params,
-            decks[i],
-        )
+        _start_deal(u8, i8, i16, i32, i64, u64, f32, eo, b, games[i], params, decks[i])
 
 
 @njit(cache=True, _nrt=False)
-def _deal_or_defer(
-    s_seed,
-    s_match_index,
-    s_deal_index,
-    s_phase,
-    s_actor,
-    s_dealer,
-    s_hands,
-    s_stock,
-    s_in_stock,
-    s_bids,
-    s_high_bid,
-    s_maker,
-    s_trump,
-    s_discards,
-    s_done,
-    s_drawn,
-    s_open_draws,
-    s_set_aside,
-    s_robbing,
-    s_trick,
-    s_trick_leader,
-    s_trick_size,
-    s_tricks_done,
-    s_last_trick,
-    s_last_trick_winner,
-    s_played,
-    s_voids,
-    s_won,
-    s_low_team,
-    b,
-    g,
-    params,
-    hashed,
-    deck,
-    keys,
-    pending,
-    waiting,
-):
+def _deal_or_defer(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, hashed, deck, keys, pending, waiting):
     """Deal game ``g`` a hashed deck, or (not ``hashed``) append it to ``pending``; returns the pending count."""
     if not hashed:
         pending[waiting] = g
         return waiting + 1
-    seed = s_seed[g]
-    hashed_deck_into(seed, s_match_index[g], s_deal_index[g], deck, keys)
-    _start_deal(
-        s_phase,
-        s_actor,
-        s_dealer,
-        s_hands,
-        s_stock,
-        s_in_stock,
-        s_bids,
-        s_high_bid,
-        s_maker,
-        s_trump,
-        s_discards,
-        s_done,
-        s_drawn,
-        s_open_draws,
-        s_set_aside,
-        s_robbing,
-        s_trick,
-        s_trick_leader,
-        s_trick_size,
-        s_tricks_done,
-        s_last_trick,
-        s_last_trick_winner,
-        s_played,
-        s_voids,
-        s_won,
-        s_low_team,
-        b,
-        g,
-        params,
-        deck,
-    )
+    seed = u64[eo[F_SEED] + g]
+    hashed_deck_into(seed, i64[eo[F_MATCH_INDEX] + g], i32[eo[F_DEAL_INDEX] + g], deck, keys)
+    _start_deal(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, deck)
     return waiting
 
 
 @njit(cache=True)
-def new_matches(buf, off, b, params, games, dealers, hashed, pending):
+def new_matches(buf, eo, b, params, games, dealers, hashed, pending):
     """Start fresh matches in ``games`` (seed and match_index set): scores 0, first dealer (``dealers``, or
     hashed where ``dealers[i] < 0``), first deal (hashed when ``hashed``, else listed in ``pending``).
     Returns the number of games written to ``pending`` (games still to be dealt)."""
-    (
-        s_seed,
-        s_match_index,
-        s_deal_index,
-        s_phase,
-        s_actor,
-        s_dealer,
-        s_hands,
-        s_stock,
-        s_in_stock,
-        s_bids,
-        s_high_bid,
-        s_maker,
-        s_trump,
-        s_discards,
-        s_done,
-        s_drawn,
-        s_open_draws,
-        s_set_aside,
-        s_robbing,
-        s_trick,
-        s_trick_leader,
-        s_trick_size,
-        s_tricks_done,
-        s_last_trick,
-        s_last_trick_winner,
-        s_played,
-        s_voids,
-        s_won,
-        s_low_team,
-        s_scores,
-        s_deal_over,
-        s_last_redeal,
-        s_last_maker,
-        s_last_bid,
-        s_last_trump,
-        s_last_points,
-        s_last_made,
-        s_last_delta,
-        s_last_renege,
-        s_rewards,
-        s_terminated,
-        s_truncated,
-        s_winner,
-    ) = _views(buf, off, b, params)
+    u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     teams = params[P_TEAMS]
     deck = np.empty(52, dtype=np.int8)
     keys = np.empty(52, dtype=np.uint64)
@@ -726,51 +488,15 @@ def new_matches(buf, off, b, params, games, dealers, hashed, pending):
     for i in range(games.shape[0]):
         g = games[i]
         for team in range(teams):
-            s_scores[g * teams + team] = 0
-        s_deal_index[g] = 0
-        s_winner[g] = -1
+            i32[eo[F_SCORES] + g * teams + team] = 0
+        i32[eo[F_DEAL_INDEX] + g] = 0
+        i8[eo[F_WINNER] + g] = -1
         if dealers[i] >= 0:
-            s_dealer[g] = dealers[i]
+            i8[eo[F_DEALER] + g] = dealers[i]
         else:
-            s_dealer[g] = hashed_dealer(s_seed[g], s_match_index[g], params[P_PLAYERS])
+            i8[eo[F_DEALER] + g] = hashed_dealer(u64[eo[F_SEED] + g], i64[eo[F_MATCH_INDEX] + g], params[P_PLAYERS])
         waiting = _deal_or_defer(
-            s_seed,
-            s_match_index,
-            s_deal_index,
-            s_phase,
-            s_actor,
-            s_dealer,
-            s_hands,
-            s_stock,
-            s_in_stock,
-            s_bids,
-            s_high_bid,
-            s_maker,
-            s_trump,
-            s_discards,
-            s_done,
-            s_drawn,
-            s_open_draws,
-            s_set_aside,
-            s_robbing,
-            s_trick,
-            s_trick_leader,
-            s_trick_size,
-            s_tricks_done,
-            s_last_trick,
-            s_last_trick_winner,
-            s_played,
-            s_voids,
-            s_won,
-            s_low_team,
-            b,
-            g,
-            params,
-            hashed,
-            deck,
-            keys,
-            pending,
-            waiting,
+            u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, hashed, deck, keys, pending, waiting
         )
     return waiting
 
@@ -779,282 +505,215 @@ def new_matches(buf, off, b, params, games, dealers, hashed, pending):
 
 
 @njit(cache=True, _nrt=False)
-def _start_play(s_phase, s_actor, s_hands, s_maker, s_trump, s_trick_leader, s_low_team, b, g, params, tab):
+def _start_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab):
     """The maker leads the first trick; remember which team holds Low (for low="held")."""
     n = params[P_PLAYERS]
-    maker = s_maker[g]
-    s_phase[g] = PLAY
-    s_actor[g] = maker
-    s_trick_leader[g] = maker
-    low = np.uint64(tab[T_LOW_SET + s_trump[g]])
+    maker = i8[eo[F_MAKER] + g]
+    i8[eo[F_PHASE] + g] = PLAY
+    i8[eo[F_ACTOR] + g] = maker
+    i8[eo[F_TRICK_LEADER] + g] = maker
+    low = np.uint64(tab[T_LOW_SET + i8[eo[F_TRUMP] + g]])
     low_team = -1
     for seat in range(n):
-        if s_hands[g * n + seat] & low != _ZERO:
+        if u64[eo[F_HANDS] + g * n + seat] & low != _ZERO:
             low_team = params[P_TEAM_OF_SEAT + seat]
             break
-    s_low_team[g] = low_team
+    i8[eo[F_LOW_TEAM] + g] = low_team
 
 
 @njit(cache=True, _nrt=False)
-def _apply_bid(
-    s_phase, s_actor, s_dealer, s_bids, s_high_bid, s_maker, s_deal_over, s_last_redeal, b, g, action, params
-):
+def _apply_bid(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params):
     n = params[P_PLAYERS]
-    seat = s_actor[g]
-    s_bids[g * n + seat] = action
+    seat = i8[eo[F_ACTOR] + g]
+    i8[eo[F_BIDS] + g * n + seat] = action
     if action != PASS_ACTION:
-        s_high_bid[g] = action
-        s_maker[g] = seat
-    if seat == s_dealer[g]:
-        s_phase[g] = TRUMP
-        s_actor[g] = s_maker[g]
-        if s_high_bid[g] == 0:
-            s_deal_over[g] = 1
-            s_last_redeal[g] = 1
+        i8[eo[F_HIGH_BID] + g] = action
+        i8[eo[F_MAKER] + g] = seat
+    if seat == i8[eo[F_DEALER] + g]:
+        i8[eo[F_PHASE] + g] = TRUMP
+        i8[eo[F_ACTOR] + g] = i8[eo[F_MAKER] + g]
+        if i8[eo[F_HIGH_BID] + g] == 0:
+            u8[eo[F_DEAL_OVER] + g] = 1
+            u8[eo[F_LAST_REDEAL] + g] = 1
     else:
-        s_phase[g] = BID
-        s_actor[g] = seat_after(seat, 1, n)
+        i8[eo[F_PHASE] + g] = BID
+        i8[eo[F_ACTOR] + g] = seat_after(seat, 1, n)
 
 
 @njit(cache=True, _nrt=False)
-def _take_into_hand(s_hands, s_stock, s_in_stock, s_drawn, b, g, seat, taken, params):
+def _take_into_hand(u8, i8, i16, i32, i64, u64, f32, eo, b, g, seat, taken, params):
     """Move the stock positions flagged in ``taken`` (S,) into ``seat``'s hand."""
     n, stock_size = params[P_PLAYERS], params[P_STOCK]
     cards = _ZERO
     count = 0
     for i in range(stock_size):
         if taken[i]:
-            cards |= card_bit(s_stock[g * stock_size + i])
-            s_in_stock[g * stock_size + i] = 0
+            cards |= card_bit(i8[eo[F_STOCK] + g * stock_size + i])
+            u8[eo[F_IN_STOCK] + g * stock_size + i] = 0
             count += 1
-    s_hands[g * n + seat] |= cards
-    s_drawn[g * n + seat] = s_drawn[g * n + seat] + count
+    u64[eo[F_HANDS] + g * n + seat] |= cards
+    i8[eo[F_DRAWN] + g * n + seat] = i8[eo[F_DRAWN] + g * n + seat] + count
 
 
 @njit(cache=True, _nrt=False)
-def _refill(s_dealer, s_hands, s_stock, s_in_stock, s_maker, s_trump, s_drawn, s_open_draws, b, g, params, tab, taken):
+def _refill(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, taken):
     """Each player from eldest round to the dealer (the dealer skipped when robbing) draws back up to 6."""
     n, stock_size, refill = params[P_PLAYERS], params[P_STOCK], params[P_REFILL]
     drawers = n - 1 if refill == REFILL_ROBS else n
-    dealer = s_dealer[g]
-    maker = s_maker[g]
-    trump = s_trump[g]
+    dealer = i8[eo[F_DEALER] + g]
+    maker = i8[eo[F_MAKER] + g]
+    trump = i8[eo[F_TRUMP] + g]
     for offset in range(1, drawers + 1):
         seat = seat_after(dealer, offset, n)
-        need = HAND_AT_PLAY - popcount(s_hands[g * n + seat])
+        need = HAND_AT_PLAY - popcount(u64[eo[F_HANDS] + g * n + seat])
         for i in range(stock_size):
             taken[i] = False
         if refill == REFILL_MAKER_SORTED and seat == maker:  # the maker takes the stock's trumps first, face up
             face_up = _ZERO
             face_up_count = 0
             for i in range(stock_size):
-                card = s_stock[g * stock_size + i]
-                if s_in_stock[g * stock_size + i] and tab[T_IS_TRUMP + trump * 52 + card] and face_up_count < need:
+                card = i8[eo[F_STOCK] + g * stock_size + i]
+                if (
+                    u8[eo[F_IN_STOCK] + g * stock_size + i]
+                    and tab[T_IS_TRUMP + trump * 52 + card]
+                    and face_up_count < need
+                ):
                     taken[i] = True
                     face_up |= card_bit(card)
                     face_up_count += 1
-            s_open_draws[g] |= face_up
+            u64[eo[F_OPEN_DRAWS] + g] |= face_up
             need -= face_up_count
         count = 0
         for i in range(stock_size):
-            if s_in_stock[g * stock_size + i] and not taken[i]:
+            if u8[eo[F_IN_STOCK] + g * stock_size + i] and not taken[i]:
                 count += 1
                 if count <= need:
                     taken[i] = True
-        _take_into_hand(s_hands, s_stock, s_in_stock, s_drawn, b, g, seat, taken, params)
+        _take_into_hand(u8, i8, i16, i32, i64, u64, f32, eo, b, g, seat, taken, params)
 
 
 @njit(cache=True, _nrt=False)
-def _apply_discard(
-    s_actor,
-    s_dealer,
-    s_hands,
-    s_stock,
-    s_in_stock,
-    s_maker,
-    s_trump,
-    s_discards,
-    s_done,
-    s_drawn,
-    s_open_draws,
-    s_set_aside,
-    s_robbing,
-    b,
-    g,
-    action,
-    params,
-    tab,
-    taken,
-):
+def _apply_discard(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab, taken):
     """``discard XX`` or ``done`` (``taken``: (S,) bool scratch); returns whether play begins (the caller starts it)."""
     n = params[P_PLAYERS]
-    seat = s_actor[g]
+    seat = i8[eo[F_ACTOR] + g]
     if action != DONE_ACTION:
         bit = card_bit(action - DISCARD_OFFSET)
-        s_hands[g * n + seat] &= ~bit
-        s_discards[g * n + seat] |= bit
+        u64[eo[F_HANDS] + g * n + seat] &= ~bit
+        u64[eo[F_DISCARDS] + g * n + seat] |= bit
         return False
-    if s_robbing[g]:  # the robbing dealer is down to 6: play begins
-        s_robbing[g] = 0
+    if u8[eo[F_ROBBING] + g]:  # the robbing dealer is down to 6: play begins
+        u8[eo[F_ROBBING] + g] = 0
         return True
-    s_done[g * n + seat] = 1
+    u8[eo[F_DONE] + g * n + seat] = 1
     next_seat = seat_after(seat, 1, n)
-    dealer = s_dealer[g]
+    dealer = i8[eo[F_DEALER] + g]
     robs = params[P_REFILL] == REFILL_ROBS
     last = next_seat == dealer if robs else seat == dealer
-    s_actor[g] = next_seat
+    i8[eo[F_ACTOR] + g] = next_seat
     if not last:
         return False
-    _refill(s_dealer, s_hands, s_stock, s_in_stock, s_maker, s_trump, s_drawn, s_open_draws, b, g, params, tab, taken)
+    _refill(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, taken)
     stock_size = params[P_STOCK]
     if robs:  # the dealer adds the whole remaining stock, face down, then discards to 6
         for i in range(stock_size):
-            taken[i] = s_in_stock[g * stock_size + i] != 0
-        _take_into_hand(s_hands, s_stock, s_in_stock, s_drawn, b, g, dealer, taken, params)
-        s_robbing[g] = 1
-        s_actor[g] = dealer
+            taken[i] = u8[eo[F_IN_STOCK] + g * stock_size + i] != 0
+        _take_into_hand(u8, i8, i16, i32, i64, u64, f32, eo, b, g, dealer, taken, params)
+        u8[eo[F_ROBBING] + g] = 1
+        i8[eo[F_ACTOR] + g] = dealer
         return False
     # trumps left in the stock are turned face up and set aside
-    trump = s_trump[g]
+    trump = i8[eo[F_TRUMP] + g]
     aside = _ZERO
     for i in range(stock_size):
-        card = s_stock[g * stock_size + i]
-        if s_in_stock[g * stock_size + i] and tab[T_IS_TRUMP + trump * 52 + card]:
+        card = i8[eo[F_STOCK] + g * stock_size + i]
+        if u8[eo[F_IN_STOCK] + g * stock_size + i] and tab[T_IS_TRUMP + trump * 52 + card]:
             aside |= card_bit(card)
-            s_in_stock[g * stock_size + i] = 0
-    s_set_aside[g] = aside
+            u8[eo[F_IN_STOCK] + g * stock_size + i] = 0
+    u64[eo[F_SET_ASIDE] + g] = aside
     return True
 
 
 @njit(cache=True, _nrt=False)
-def _apply_play(
-    s_actor,
-    s_hands,
-    s_trump,
-    s_trick,
-    s_trick_leader,
-    s_trick_size,
-    s_tricks_done,
-    s_last_trick,
-    s_last_trick_winner,
-    s_played,
-    s_voids,
-    s_won,
-    s_deal_over,
-    s_last_renege,
-    b,
-    g,
-    action,
-    params,
-    tab,
-):
+def _apply_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab):
     n = params[P_PLAYERS]
-    seat = s_actor[g]
+    seat = i8[eo[F_ACTOR] + g]
     card = action - PLAY_OFFSET
-    trump = s_trump[g]
-    leader = s_trick_leader[g]
-    led_card = s_trick[g * n + leader]
+    trump = i8[eo[F_TRUMP] + g]
+    leader = i8[eo[F_TRICK_LEADER] + g]
+    led_card = i8[eo[F_TRICK] + g * n + leader]
     bit = card_bit(card)
     if params[P_RENEGE_PENALTY]:
-        if legal_play_set(s_hands[g * n + seat], trump, led_card, tab) & bit == _ZERO:
-            s_deal_over[g] = 1
-            s_last_renege[g] = params[P_TEAM_OF_SEAT + seat]
+        if legal_play_set(u64[eo[F_HANDS] + g * n + seat], trump, led_card, tab) & bit == _ZERO:
+            u8[eo[F_DEAL_OVER] + g] = 1
+            i8[eo[F_LAST_RENEGE] + g] = params[P_TEAM_OF_SEAT + seat]
             return
     # a follower who neither follows the led suit nor trumps a non-trump lead shows a void in the led suit
     key = trump * 53 + (52 if led_card < 0 else led_card)
     if np.uint64(tab[T_ANSWERS + key]) & bit == _ZERO:
-        s_voids[g * n + seat] |= np.uint8(tab[T_LED_SUIT_BIT + key])
-    s_hands[g * n + seat] &= ~bit
-    s_played[g * n + seat] |= bit
-    s_trick[g * n + seat] = card
-    s_trick_size[g] += 1
-    s_actor[g] = seat_after(seat, 1, n)
-    if s_trick_size[g] < n:
+        u8[eo[F_VOIDS] + g * n + seat] |= np.uint8(tab[T_LED_SUIT_BIT + key])
+    u64[eo[F_HANDS] + g * n + seat] &= ~bit
+    u64[eo[F_PLAYED] + g * n + seat] |= bit
+    i8[eo[F_TRICK] + g * n + seat] = card
+    i8[eo[F_TRICK_SIZE] + g] += 1
+    i8[eo[F_ACTOR] + g] = seat_after(seat, 1, n)
+    if i8[eo[F_TRICK_SIZE] + g] < n:
         return
-    row = s_trick[g * n : (g + 1) * n]
+    row = i8[eo[F_TRICK] + g * n : eo[F_TRICK] + (g + 1) * n]
     winner = trick_winner_of(row, leader, trump, tab)
     teams = params[P_TEAMS]
     cards = _ZERO
     for s in range(n):
         cards |= card_bit(row[s])
-        s_last_trick[g * n + s] = row[s]
+        i8[eo[F_LAST_TRICK] + g * n + s] = row[s]
         row[s] = -1
-    s_won[g * teams + params[P_TEAM_OF_SEAT + winner]] |= cards
-    s_last_trick_winner[g] = winner
-    s_trick_size[g] = 0
-    s_tricks_done[g] += 1
-    s_trick_leader[g] = winner
-    s_actor[g] = winner
-    if s_tricks_done[g] == TRICKS_PER_DEAL:
-        s_deal_over[g] = 1
+    u64[eo[F_WON] + g * teams + params[P_TEAM_OF_SEAT + winner]] |= cards
+    i8[eo[F_LAST_TRICK_WINNER] + g] = winner
+    i8[eo[F_TRICK_SIZE] + g] = 0
+    i8[eo[F_TRICKS_DONE] + g] += 1
+    i8[eo[F_TRICK_LEADER] + g] = winner
+    i8[eo[F_ACTOR] + g] = winner
+    if i8[eo[F_TRICKS_DONE] + g] == TRICKS_PER_DEAL:
+        u8[eo[F_DEAL_OVER] + g] = 1
 
 
 @njit(cache=True, _nrt=False)
-def _finish_deal(
-    s_deal_index,
-    s_phase,
-    s_dealer,
-    s_high_bid,
-    s_maker,
-    s_trump,
-    s_trick_leader,
-    s_won,
-    s_low_team,
-    s_scores,
-    s_last_redeal,
-    s_last_maker,
-    s_last_bid,
-    s_last_trump,
-    s_last_points,
-    s_last_made,
-    s_last_delta,
-    s_last_renege,
-    s_rewards,
-    s_terminated,
-    s_truncated,
-    s_winner,
-    b,
-    g,
-    params,
-    tab,
-    points,
-    delta,
-):
+def _finish_deal(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, points, delta):
     """Score the deal that ended in game ``g`` (or record it thrown in) and decide the match
     (``points``, ``delta``: (T,) int64 scratch). Returns whether the match goes on (the caller deals again)."""
     n, teams = params[P_PLAYERS], params[P_TEAMS]
-    thrown_in = s_last_redeal[g] != 0
-    maker = s_maker[g]
-    high_bid = s_high_bid[g]
-    trump = s_trump[g]
-    s_last_maker[g] = -1 if thrown_in else maker
-    s_last_bid[g] = 0 if thrown_in else high_bid
-    s_last_trump[g] = -1 if thrown_in else trump
-    last_points = s_last_points[g * teams : (g + 1) * teams]
-    last_delta = s_last_delta[g * teams : (g + 1) * teams]
+    thrown_in = u8[eo[F_LAST_REDEAL] + g] != 0
+    maker = i8[eo[F_MAKER] + g]
+    high_bid = i8[eo[F_HIGH_BID] + g]
+    trump = i8[eo[F_TRUMP] + g]
+    i8[eo[F_LAST_MAKER] + g] = -1 if thrown_in else maker
+    i8[eo[F_LAST_BID] + g] = 0 if thrown_in else high_bid
+    i8[eo[F_LAST_TRUMP] + g] = -1 if thrown_in else trump
+    last_points = i16[eo[F_LAST_POINTS] + g * teams : eo[F_LAST_POINTS] + (g + 1) * teams]
+    last_delta = i32[eo[F_LAST_DELTA] + g * teams : eo[F_LAST_DELTA] + (g + 1) * teams]
     last_points[:] = 0
     last_delta[:] = 0
-    s_last_made[g] = -1
+    i8[eo[F_LAST_MADE] + g] = -1
     won_match = False
     if not thrown_in:
         maker_team = params[P_TEAM_OF_SEAT + maker]
         bid = np.int64(high_bid)
-        won = s_won[g * teams : (g + 1) * teams]
-        deal_points_into(won, trump, s_low_team[g], params[P_LOW_HELD] != 0, tab, points)
+        won = u64[eo[F_WON] + g * teams : eo[F_WON] + (g + 1) * teams]
+        deal_points_into(won, trump, i8[eo[F_LOW_TEAM] + g], params[P_LOW_HELD] != 0, tab, points)
         made = score_deal_into(points, maker_team, bid, params[P_SIMPLE] != 0, delta)
-        renege_team = s_last_renege[g]
+        renege_team = i8[eo[F_LAST_RENEGE] + g]
         if params[P_RENEGE_PENALTY] and renege_team >= 0:
             made = renege_team != maker_team
             for team in range(teams):
                 delta[team] = (0 if made else -bid) if team == renege_team else params[P_TOTAL]
-        scores = s_scores[g * teams : (g + 1) * teams]
+        scores = i32[eo[F_SCORES] + g * teams : eo[F_SCORES] + (g + 1) * teams]
         for team in range(teams):
             scores[team] += delta[team]
             last_points[team] = points[team]
             last_delta[team] = delta[team]
-        s_last_made[g] = 1 if made else 0
-        s_winner[g] = match_winner_of(scores, params[P_TARGET], maker_team, made)
-        won_match = s_winner[g] >= 0
+        i8[eo[F_LAST_MADE] + g] = 1 if made else 0
+        i8[eo[F_WINNER] + g] = match_winner_of(scores, params[P_TARGET], maker_team, made)
+        won_match = i8[eo[F_WINNER] + g] >= 0
         if not params[P_REWARD_WIN]:  # each seat: (its team's delta - the opponents' mean delta) / total points
             total_delta = 0
             for team in range(teams):
@@ -1062,233 +721,75 @@ def _finish_deal(
             for seat in range(n):
                 team = params[P_TEAM_OF_SEAT + seat]
                 others_mean = (total_delta - delta[team]) / (teams - 1)
-                s_rewards[g * n + seat] += np.float32((delta[team] - others_mean) / params[P_TOTAL])
+                f32[eo[F_REWARDS] + g * n + seat] += np.float32((delta[team] - others_mean) / params[P_TOTAL])
     if params[P_REWARD_WIN] and won_match:
         for seat in range(n):
-            s_rewards[g * n + seat] += np.float32(1.0 if params[P_TEAM_OF_SEAT + seat] == s_winner[g] else -1.0)
+            f32[eo[F_REWARDS] + g * n + seat] += np.float32(
+                1.0 if params[P_TEAM_OF_SEAT + seat] == i8[eo[F_WINNER] + g] else -1.0
+            )
     one_deal = params[P_EPISODE_DEAL] != 0
-    truncated = not won_match and not one_deal and s_deal_index[g] + 1 >= params[P_MAX_DEALS]
+    truncated = not won_match and not one_deal and i32[eo[F_DEAL_INDEX] + g] + 1 >= params[P_MAX_DEALS]
     if won_match or one_deal:
-        s_terminated[g] = 1
+        u8[eo[F_TERMINATED] + g] = 1
     if truncated:
-        s_truncated[g] = 1
+        u8[eo[F_TRUNCATED] + g] = 1
     if won_match or one_deal or truncated:
-        s_phase[g] = OVER
-        s_trick_leader[g] = -1  # no trick follows
+        i8[eo[F_PHASE] + g] = OVER
+        i8[eo[F_TRICK_LEADER] + g] = -1  # no trick follows
         return False
-    s_deal_index[g] += 1
-    s_dealer[g] = seat_after(s_dealer[g], 1, n)
+    i32[eo[F_DEAL_INDEX] + g] += 1
+    i8[eo[F_DEALER] + g] = seat_after(i8[eo[F_DEALER] + g], 1, n)
     return True
 
 
 @njit(cache=True)
-def step_games(buf, off, b, params, tab, actions, hashed, pending):
+def step_games(buf, eo, b, params, tab, actions, hashed, pending):
     """Apply one action per game, in place (games OVER ignore theirs). Deals that end are scored and
     the next deal dealt: hashed decks when ``hashed``, else the games are listed in ``pending`` for the
     caller to deal. Returns the number of games written to ``pending``."""
-    (
-        s_seed,
-        s_match_index,
-        s_deal_index,
-        s_phase,
-        s_actor,
-        s_dealer,
-        s_hands,
-        s_stock,
-        s_in_stock,
-        s_bids,
-        s_high_bid,
-        s_maker,
-        s_trump,
-        s_discards,
-        s_done,
-        s_drawn,
-        s_open_draws,
-        s_set_aside,
-        s_robbing,
-        s_trick,
-        s_trick_leader,
-        s_trick_size,
-        s_tricks_done,
-        s_last_trick,
-        s_last_trick_winner,
-        s_played,
-        s_voids,
-        s_won,
-        s_low_team,
-        s_scores,
-        s_deal_over,
-        s_last_redeal,
-        s_last_maker,
-        s_last_bid,
-        s_last_trump,
-        s_last_points,
-        s_last_made,
-        s_last_delta,
-        s_last_renege,
-        s_rewards,
-        s_terminated,
-        s_truncated,
-        s_winner,
-    ) = _views(buf, off, b, params)
+    u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     taken = np.zeros(params[P_STOCK], dtype=np.bool_)
     n = params[P_PLAYERS]
     any_over = False
     for g in range(b):
-        if s_deal_over[g]:
+        if u8[eo[F_DEAL_OVER] + g]:
             any_over = True
             break
     if any_over:  # clear what the previous step's deal endings reported
-        s_rewards[:] = 0.0
-        s_deal_over[:] = 0
-        s_last_redeal[:] = 0
-        s_last_renege[:] = -1
-        s_terminated[:] = 0
-        s_truncated[:] = 0
+        f32[eo[F_REWARDS] : eo[F_REWARDS] + b * params[P_PLAYERS]] = 0.0
+        u8[eo[F_DEAL_OVER] : eo[F_DEAL_OVER] + b] = 0
+        u8[eo[F_LAST_REDEAL] : eo[F_LAST_REDEAL] + b] = 0
+        i8[eo[F_LAST_RENEGE] : eo[F_LAST_RENEGE] + b] = -1
+        u8[eo[F_TERMINATED] : eo[F_TERMINATED] + b] = 0
+        u8[eo[F_TRUNCATED] : eo[F_TRUNCATED] + b] = 0
     for g in range(b):
-        p = s_phase[g]
+        p = i8[eo[F_PHASE] + g]
         action = actions[g]
         if p == BID:
-            _apply_bid(
-                s_phase,
-                s_actor,
-                s_dealer,
-                s_bids,
-                s_high_bid,
-                s_maker,
-                s_deal_over,
-                s_last_redeal,
-                b,
-                g,
-                action,
-                params,
-            )
+            _apply_bid(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params)
         elif p == TRUMP:
-            s_trump[g] = action - TRUMP_OFFSET
+            i8[eo[F_TRUMP] + g] = action - TRUMP_OFFSET
             if params[P_SIX_CARD]:
-                _start_play(s_phase, s_actor, s_hands, s_maker, s_trump, s_trick_leader, s_low_team, b, g, params, tab)
+                _start_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab)
             else:
-                s_phase[g] = DISCARD
-                s_actor[g] = seat_after(s_dealer[g], 1, n)
+                i8[eo[F_PHASE] + g] = DISCARD
+                i8[eo[F_ACTOR] + g] = seat_after(i8[eo[F_DEALER] + g], 1, n)
         elif p == DISCARD:
-            if _apply_discard(
-                s_actor,
-                s_dealer,
-                s_hands,
-                s_stock,
-                s_in_stock,
-                s_maker,
-                s_trump,
-                s_discards,
-                s_done,
-                s_drawn,
-                s_open_draws,
-                s_set_aside,
-                s_robbing,
-                b,
-                g,
-                action,
-                params,
-                tab,
-                taken,
-            ):
-                _start_play(s_phase, s_actor, s_hands, s_maker, s_trump, s_trick_leader, s_low_team, b, g, params, tab)
+            if _apply_discard(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab, taken):
+                _start_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab)
         elif p == PLAY:
-            _apply_play(
-                s_actor,
-                s_hands,
-                s_trump,
-                s_trick,
-                s_trick_leader,
-                s_trick_size,
-                s_tricks_done,
-                s_last_trick,
-                s_last_trick_winner,
-                s_played,
-                s_voids,
-                s_won,
-                s_deal_over,
-                s_last_renege,
-                b,
-                g,
-                action,
-                params,
-                tab,
-            )
+            _apply_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab)
     waiting = 0
     deck = np.empty(52, dtype=np.int8)
     keys = np.empty(52, dtype=np.uint64)
     points = np.zeros(params[P_TEAMS], dtype=np.int64)
     delta = np.zeros(params[P_TEAMS], dtype=np.int64)
     for g in range(b):
-        if s_deal_over[g] and _finish_deal(
-            s_deal_index,
-            s_phase,
-            s_dealer,
-            s_high_bid,
-            s_maker,
-            s_trump,
-            s_trick_leader,
-            s_won,
-            s_low_team,
-            s_scores,
-            s_last_redeal,
-            s_last_maker,
-            s_last_bid,
-            s_last_trump,
-            s_last_points,
-            s_last_made,
-            s_last_delta,
-            s_last_renege,
-            s_rewards,
-            s_terminated,
-            s_truncated,
-            s_winner,
-            b,
-            g,
-            params,
-            tab,
-            points,
-            delta,
+        if u8[eo[F_DEAL_OVER] + g] and _finish_deal(
+            u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, points, delta
         ):
             waiting = _deal_or_defer(
-                s_seed,
-                s_match_index,
-                s_deal_index,
-                s_phase,
-                s_actor,
-                s_dealer,
-                s_hands,
-                s_stock,
-                s_in_stock,
-                s_bids,
-                s_high_bid,
-                s_maker,
-                s_trump,
-                s_discards,
-                s_done,
-                s_drawn,
-                s_open_draws,
-                s_set_aside,
-                s_robbing,
-                s_trick,
-                s_trick_leader,
-                s_trick_size,
-                s_tricks_done,
-                s_last_trick,
-                s_last_trick_winner,
-                s_played,
-                s_voids,
-                s_won,
-                s_low_team,
-                b,
-                g,
-                params,
-                hashed,
-                deck,
-                keys,
-                pending,
-                waiting,
+                u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, hashed, deck, keys, pending, waiting
             )
     return waiting
 
@@ -1297,85 +798,41 @@ def step_games(buf, off, b, params, tab, actions, hashed, pending):
 
 
 @njit(cache=True)
-def legal_masks(buf, off, b, params, tab, mask):
+def legal_masks(buf, eo, b, params, tab, mask):
     """Fill ``mask`` (B, 133) bool with the actor's legal actions (all False where the phase is OVER)."""
-    (
-        s_seed,
-        s_match_index,
-        s_deal_index,
-        s_phase,
-        s_actor,
-        s_dealer,
-        s_hands,
-        s_stock,
-        s_in_stock,
-        s_bids,
-        s_high_bid,
-        s_maker,
-        s_trump,
-        s_discards,
-        s_done,
-        s_drawn,
-        s_open_draws,
-        s_set_aside,
-        s_robbing,
-        s_trick,
-        s_trick_leader,
-        s_trick_size,
-        s_tricks_done,
-        s_last_trick,
-        s_last_trick_winner,
-        s_played,
-        s_voids,
-        s_won,
-        s_low_team,
-        s_scores,
-        s_deal_over,
-        s_last_redeal,
-        s_last_maker,
-        s_last_bid,
-        s_last_trump,
-        s_last_points,
-        s_last_made,
-        s_last_delta,
-        s_last_renege,
-        s_rewards,
-        s_terminated,
-        s_truncated,
-        s_winner,
-    ) = _views(buf, off, b, params)
+    u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, stock_size = params[P_PLAYERS], params[P_STOCK]
     for g in range(b):
         mask[g, :] = False
-        p = s_phase[g]
+        p = i8[eo[F_PHASE] + g]
         if p == BID:
-            high = s_high_bid[g]
+            high = i8[eo[F_HIGH_BID] + g]
             mask[g, PASS_ACTION] = True
             for bid in range(max(high + 1, params[P_MIN_BID]), params[P_TOTAL] + 1):
                 mask[g, bid] = True
-            if params[P_DEALER_FORCED] and high == 0 and s_actor[g] == s_dealer[g]:
+            if params[P_DEALER_FORCED] and high == 0 and i8[eo[F_ACTOR] + g] == i8[eo[F_DEALER] + g]:
                 mask[g, PASS_ACTION] = False
         elif p == TRUMP:
             for suit in range(4):
                 mask[g, TRUMP_OFFSET + suit] = True
         elif p == DISCARD:
-            seats = s_hands[g * n : (g + 1) * n]
+            seats = u64[eo[F_HANDS] + g * n : eo[F_HANDS] + (g + 1) * n]
             may_discard, may_say_done = discard_options_of(
                 seats,
-                s_done[g * n : (g + 1) * n],
-                s_drawn[g * n : (g + 1) * n],
-                s_set_aside[g],
-                s_robbing[g] != 0,
-                s_actor[g],
+                u8[eo[F_DONE] + g * n : eo[F_DONE] + (g + 1) * n],
+                i8[eo[F_DRAWN] + g * n : eo[F_DRAWN] + (g + 1) * n],
+                u64[eo[F_SET_ASIDE] + g],
+                u8[eo[F_ROBBING] + g] != 0,
+                i8[eo[F_ACTOR] + g],
                 stock_size,
             )
             if may_discard:
-                _card_piece(mask, g, DISCARD_OFFSET, seats[s_actor[g]])
+                _card_piece(mask, g, DISCARD_OFFSET, seats[i8[eo[F_ACTOR] + g]])
             mask[g, DONE_ACTION] = may_say_done
         elif p == PLAY:
-            leader = s_trick_leader[g]
-            led = s_trick[g * n + leader]
-            legal = legal_play_set(s_hands[g * n + s_actor[g]], s_trump[g], led, tab)
+            leader = i8[eo[F_TRICK_LEADER] + g]
+            led = i8[eo[F_TRICK] + g * n + leader]
+            legal = legal_play_set(u64[eo[F_HANDS] + g * n + i8[eo[F_ACTOR] + g]], i8[eo[F_TRUMP] + g], led, tab)
             _card_piece(mask, g, PLAY_OFFSET, legal)
 
 
@@ -1388,54 +845,10 @@ def _card_piece(out, g, start, cards):
 
 
 @njit(cache=True)
-def encode_games(buf, off, b, params, tab, pieces, to_go_cap, viewer, out, full):
+def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, full):
     """Fill ``out`` (B, D) uint8 with each game's observation from seat ``viewer[g]`` (pedro_env.encoding);
     with ``full``, ``out`` is (B, D + n*52 + 52) and gets every relative seat's hand and the unseen stock."""
-    (
-        s_seed,
-        s_match_index,
-        s_deal_index,
-        s_phase,
-        s_actor,
-        s_dealer,
-        s_hands,
-        s_stock,
-        s_in_stock,
-        s_bids,
-        s_high_bid,
-        s_maker,
-        s_trump,
-        s_discards,
-        s_done,
-        s_drawn,
-        s_open_draws,
-        s_set_aside,
-        s_robbing,
-        s_trick,
-        s_trick_leader,
-        s_trick_size,
-        s_tricks_done,
-        s_last_trick,
-        s_last_trick_winner,
-        s_played,
-        s_voids,
-        s_won,
-        s_low_team,
-        s_scores,
-        s_deal_over,
-        s_last_redeal,
-        s_last_maker,
-        s_last_bid,
-        s_last_trump,
-        s_last_points,
-        s_last_made,
-        s_last_delta,
-        s_last_renege,
-        s_rewards,
-        s_terminated,
-        s_truncated,
-        s_winner,
-    ) = _views(buf, off, b, params)
+    u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, teams, stock_size, total = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK], params[P_TOTAL]
     target = params[P_TARGET]
     size = pieces[O_TARGET] + 1
@@ -1443,55 +856,55 @@ def encode_games(buf, off, b, params, tab, pieces, to_go_cap, viewer, out, full)
         out[g, :] = 0  # row by row, so the row is in cache for the writes below
         v = viewer[g]
         my_team = params[P_TEAM_OF_SEAT + v]
-        _card_piece(out, g, pieces[O_HAND], s_hands[g * n + v])
-        _card_piece(out, g, pieces[O_OPEN_DRAWS], s_open_draws[g])
-        _card_piece(out, g, pieces[O_SET_ASIDE], s_set_aside[g])
+        _card_piece(out, g, pieces[O_HAND], u64[eo[F_HANDS] + g * n + v])
+        _card_piece(out, g, pieces[O_OPEN_DRAWS], u64[eo[F_OPEN_DRAWS] + g])
+        _card_piece(out, g, pieces[O_SET_ASIDE], u64[eo[F_SET_ASIDE] + g])
         trick_set = _ZERO
         total_drawn = 0
         for r in range(n):
             s = seat_after(v, r, n)
             i = g * n + s
-            _card_piece(out, g, pieces[O_DISCARDS] + 52 * r, s_discards[i])
-            _card_piece(out, g, pieces[O_PLAYED] + 52 * r, s_played[i])
-            if s_trick[i] >= 0:
-                trick_set |= card_bit(s_trick[i])
-            out[g, pieces[O_BIDS] + r * (total + 2) + 1 + s_bids[i]] = 1
-            out[g, pieces[O_DONE] + r] = s_done[i]
-            out[g, pieces[O_DRAWN] + r] = s_drawn[i]
-            out[g, pieces[O_HAND_SIZES] + r] = popcount(s_hands[i])
+            _card_piece(out, g, pieces[O_DISCARDS] + 52 * r, u64[eo[F_DISCARDS] + i])
+            _card_piece(out, g, pieces[O_PLAYED] + 52 * r, u64[eo[F_PLAYED] + i])
+            if i8[eo[F_TRICK] + i] >= 0:
+                trick_set |= card_bit(i8[eo[F_TRICK] + i])
+            out[g, pieces[O_BIDS] + r * (total + 2) + 1 + i8[eo[F_BIDS] + i]] = 1
+            out[g, pieces[O_DONE] + r] = u8[eo[F_DONE] + i]
+            out[g, pieces[O_DRAWN] + r] = i8[eo[F_DRAWN] + i]
+            out[g, pieces[O_HAND_SIZES] + r] = popcount(u64[eo[F_HANDS] + i])
             for suit in range(4):
-                out[g, pieces[O_VOIDS] + 4 * r + suit] = (s_voids[i] >> suit) & 1
-            total_drawn += s_drawn[i]
+                out[g, pieces[O_VOIDS] + 4 * r + suit] = (u8[eo[F_VOIDS] + i] >> suit) & 1
+            total_drawn += i8[eo[F_DRAWN] + i]
         _card_piece(out, g, pieces[O_TRICK], trick_set)
-        trump = s_trump[g]
+        trump = i8[eo[F_TRUMP] + g]
         point_trump = trump & 3  # nothing is won before trumps are named
         for t in range(teams):
             team = seat_after(my_team, t, teams)
-            team_won = s_won[g * teams + team]
+            team_won = u64[eo[F_WON] + g * teams + team]
             _card_piece(out, g, pieces[O_WON] + 52 * t, team_won)
             out[g, pieces[O_POINTS] + t] = team_points(team_won, point_trump, tab)
-            to_go = target - s_scores[g * teams + team]
+            to_go = target - i32[eo[F_SCORES] + g * teams + team]
             out[g, pieces[O_TO_GO] + t] = min(max(to_go, 0), to_go_cap)
-        if s_phase[g] < OVER:
-            out[g, pieces[O_PHASE] + s_phase[g]] = 1
+        if i8[eo[F_PHASE] + g] < OVER:
+            out[g, pieces[O_PHASE] + i8[eo[F_PHASE] + g]] = 1
         if trump >= 0:
             out[g, pieces[O_TRUMP] + trump] = 1
-        out[g, pieces[O_DEALER] + seat_from(s_dealer[g], v, n)] = 1
-        if s_maker[g] >= 0:
-            out[g, pieces[O_MAKER] + seat_from(s_maker[g], v, n)] = 1
-        if s_trick_leader[g] >= 0:
-            out[g, pieces[O_TRICK_LEADER] + seat_from(s_trick_leader[g], v, n)] = 1
-        out[g, pieces[O_STOCK_LEFT]] = stock_size - total_drawn - popcount(s_set_aside[g])
-        out[g, pieces[O_ROBBING]] = s_robbing[g]
-        out[g, pieces[O_TRICKS_DONE]] = s_tricks_done[g]
+        out[g, pieces[O_DEALER] + seat_from(i8[eo[F_DEALER] + g], v, n)] = 1
+        if i8[eo[F_MAKER] + g] >= 0:
+            out[g, pieces[O_MAKER] + seat_from(i8[eo[F_MAKER] + g], v, n)] = 1
+        if i8[eo[F_TRICK_LEADER] + g] >= 0:
+            out[g, pieces[O_TRICK_LEADER] + seat_from(i8[eo[F_TRICK_LEADER] + g], v, n)] = 1
+        out[g, pieces[O_STOCK_LEFT]] = stock_size - total_drawn - popcount(u64[eo[F_SET_ASIDE] + g])
+        out[g, pieces[O_ROBBING]] = u8[eo[F_ROBBING] + g]
+        out[g, pieces[O_TRICKS_DONE]] = i8[eo[F_TRICKS_DONE] + g]
         out[g, pieces[O_TARGET]] = min(target, 255)
         if full:
             for r in range(n):
-                _card_piece(out, g, size + 52 * r, s_hands[g * n + seat_after(v, r, n)])
+                _card_piece(out, g, size + 52 * r, u64[eo[F_HANDS] + g * n + seat_after(v, r, n)])
             unseen = _ZERO
             for i in range(stock_size):
-                if s_in_stock[g * stock_size + i]:
-                    unseen |= card_bit(s_stock[g * stock_size + i])
+                if u8[eo[F_IN_STOCK] + g * stock_size + i]:
+                    unseen |= card_bit(i8[eo[F_STOCK] + g * stock_size + i])
             _card_piece(out, g, size + 52 * n, unseen)
 
 
@@ -1529,7 +942,8 @@ def hashed_dealers_into(seeds, match_indices, num_players, out):
 
 
 def config_params(config) -> np.ndarray:
-    """(NUM_PARAMS,) int64 of a PedroConfig, for the kernels."""
+    """(NUM_PARAMS,) int64 of a PedroConfig, for the kernels (every env builds these before its first step)."""
+    announce_compiling()
     params = np.zeros(NUM_PARAMS, dtype=np.int64)
     params[P_PLAYERS] = config.num_players
     params[P_TEAMS] = config.num_teams
@@ -1597,17 +1011,17 @@ def score_deals(points, maker_teams, bids, simple, made, delta):
 
 
 @njit(cache=True)
-def step_and_mask(buf, off, b, params, tab, actions, hashed, pending, mask):
+def step_and_mask(buf, eo, b, params, tab, actions, hashed, pending, mask):
     """:func:`step_games`, then :func:`legal_masks` into ``mask``: one call per AEC step."""
-    waiting = step_games(buf, off, b, params, tab, actions, hashed, pending)
-    legal_masks(buf, off, b, params, tab, mask)
+    waiting = step_games(buf, eo, b, params, tab, actions, hashed, pending)
+    legal_masks(buf, eo, b, params, tab, mask)
     return waiting
 
 
 @njit(cache=True)
 def vector_step(
     buf,
-    off,
+    eo,
     b,
     params,
     tab,
@@ -1633,51 +1047,7 @@ def vector_step(
     winners before finished matches restart (the next match on the same seed); then ``next_mask`` and ``obs``
     (B, D) uint8 of every actor are written (``next_mask`` may be ``mask``). Returns 1 if a deal ended, else 0.
     """
-    (
-        s_seed,
-        s_match_index,
-        s_deal_index,
-        s_phase,
-        s_actor,
-        s_dealer,
-        s_hands,
-        s_stock,
-        s_in_stock,
-        s_bids,
-        s_high_bid,
-        s_maker,
-        s_trump,
-        s_discards,
-        s_done,
-        s_drawn,
-        s_open_draws,
-        s_set_aside,
-        s_robbing,
-        s_trick,
-        s_trick_leader,
-        s_trick_size,
-        s_tricks_done,
-        s_last_trick,
-        s_last_trick_winner,
-        s_played,
-        s_voids,
-        s_won,
-        s_low_team,
-        s_scores,
-        s_deal_over,
-        s_last_redeal,
-        s_last_maker,
-        s_last_bid,
-        s_last_trump,
-        s_last_points,
-        s_last_made,
-        s_last_delta,
-        s_last_renege,
-        s_rewards,
-        s_terminated,
-        s_truncated,
-        s_winner,
-    ) = _views(buf, off, b, params)
+    u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, teams = params[P_PLAYERS], params[P_TEAMS]
     for g in range(b):
         action = actions[g]
@@ -1686,42 +1056,66 @@ def vector_step(
         card = action - PLAY_OFFSET
         held = (
             params[P_RENEGE_PENALTY]
-            and s_phase[g] == PLAY
+            and i8[eo[F_PHASE] + g] == PLAY
             and 0 <= card < 52
-            and s_hands[g * n + s_actor[g]] & card_bit(card) != _ZERO
+            and u64[eo[F_HANDS] + g * n + i8[eo[F_ACTOR] + g]] & card_bit(card) != _ZERO
         )
         if not held:
             return -(g + 1)
     for g in range(b):
-        owed[g, s_actor[g]] = 0.0
+        owed[g, i8[eo[F_ACTOR] + g]] = 0.0
     pending = np.empty(b, dtype=np.int64)
-    step_games(buf, off, b, params, tab, actions, True, pending)
+    step_games(buf, eo, b, params, tab, actions, True, pending)
     any_deal = 0
     restarting = 0
     for g in range(b):
         for seat in range(n):
-            owed[g, seat] += s_rewards[g * n + seat]
+            owed[g, seat] += f32[eo[F_REWARDS] + g * n + seat]
             rewards[g, seat] = owed[g, seat]
-        flags[0, g] = s_terminated[g]
-        flags[1, g] = s_truncated[g]
-        flags[2, g] = s_deal_over[g]
-        any_deal |= s_deal_over[g]
+        flags[0, g] = u8[eo[F_TERMINATED] + g]
+        flags[1, g] = u8[eo[F_TRUNCATED] + g]
+        flags[2, g] = u8[eo[F_DEAL_OVER] + g]
+        any_deal |= u8[eo[F_DEAL_OVER] + g]
         for team in range(teams):
-            scores[g, team] = s_scores[g * teams + team]
-        winner[g] = s_winner[g]
-        if s_phase[g] == OVER:
-            s_match_index[g] += 1
+            scores[g, team] = i32[eo[F_SCORES] + g * teams + team]
+        winner[g] = i8[eo[F_WINNER] + g]
+        if i8[eo[F_PHASE] + g] == OVER:
+            i64[eo[F_MATCH_INDEX] + g] += 1
             pending[restarting] = g
             restarting += 1
     if restarting:
         dealers = np.full(restarting, -1, dtype=np.int64)
-        new_matches(buf, off, b, params, pending[:restarting], dealers, True, pending[restarting:])
+        new_matches(buf, eo, b, params, pending[:restarting], dealers, True, pending[restarting:])
         for i in range(restarting):
             for seat in range(n):
                 owed[pending[i], seat] = 0.0
-    legal_masks(buf, off, b, params, tab, next_mask)
+    legal_masks(buf, eo, b, params, tab, next_mask)
     viewer = np.empty(b, dtype=np.int64)
     for g in range(b):
-        viewer[g] = s_actor[g]
-    encode_games(buf, off, b, params, tab, pieces, to_go_cap, viewer, obs, False)
+        viewer[g] = i8[eo[F_ACTOR] + g]
+    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, obs, False)
     return 1 if any_deal else 0
+
+
+# ---------------------------------------------------------------- the first compile
+
+
+_ANNOUNCED = False
+
+
+def announce_compiling() -> None:
+    """Say once per process, on stderr, when the kernels are about to be compiled (no cache for this machine yet)."""
+    global _ANNOUNCED
+    if _ANNOUNCED or config.DISABLE_JIT:
+        return
+    _ANNOUNCED = True
+    try:
+        cached = os.path.exists(vector_step._cache._cache_file._index_path)
+    except AttributeError:  # another numba's internals: say nothing
+        return
+    if not cached:
+        print(
+            "pedro_env: compiling the rules kernels for this machine (once: about 20 s, then cached)",
+            file=sys.stderr,
+            flush=True,
+        )

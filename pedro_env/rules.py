@@ -62,7 +62,7 @@ def seed_deck_source(state: PedroState, games: np.ndarray) -> np.ndarray:
 
 def _deal_from(state: PedroState, games: np.ndarray, params: np.ndarray, deck_source: DeckSource) -> None:
     decks = np.ascontiguousarray(deck_source(state, games), dtype=np.int8)
-    kernels.deal_games(state.buffer, state.offsets, state.batch_size, params, games, decks)
+    kernels.deal_games(state.buffer, state.element_offsets, state.batch_size, params, games, decks)
 
 
 def start_deal(state: PedroState, games: np.ndarray, config: PedroConfig, deck_source: DeckSource) -> None:
@@ -86,7 +86,7 @@ def new_match(
     pending = np.empty(games.size, dtype=np.int64)
     hashed = deck_source is seed_deck_source
     waiting = kernels.new_matches(
-        state.buffer, state.offsets, state.batch_size, params, games, dealers, hashed, pending
+        state.buffer, state.element_offsets, state.batch_size, params, games, dealers, hashed, pending
     )
     if waiting:
         _deal_from(state, pending[:waiting], params, deck_source)
@@ -118,7 +118,7 @@ def legal_action_mask(
     (B, 133) bool array, is filled and returned instead of a new one."""
     params, tab = kernel_inputs(config)
     mask = np.empty((state.batch_size, NUM_ACTIONS), dtype=bool) if out is None else out
-    kernels.legal_masks(state.buffer, state.offsets, state.batch_size, params, tab, mask)
+    kernels.legal_masks(state.buffer, state.element_offsets, state.batch_size, params, tab, mask)
     return mask
 
 
@@ -134,6 +134,6 @@ def step(
     actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(b)
     hashed = deck_source is seed_deck_source
     pending = np.empty(b, dtype=np.int64)
-    waiting = kernels.step_games(state.buffer, state.offsets, b, params, tab, actions, hashed, pending)
+    waiting = kernels.step_games(state.buffer, state.element_offsets, b, params, tab, actions, hashed, pending)
     if waiting:
         _deal_from(state, pending[:waiting], params, deck_source)

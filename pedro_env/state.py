@@ -99,7 +99,7 @@ class PedroState:
             given["stock"].shape[1],
         )
         layout = state_layout(b, n, teams, stock)
-        _bind(self, np.empty(layout.size, dtype=np.uint8), layout)
+        _bind(self, np.zeros(layout.size, dtype=np.uint8), layout)
         for name, dtype, shape, _, _ in layout.fields:
             if given[name].shape != shape:
                 raise ValueError(f"state field {name} has shape {given[name].shape}, expected {shape}")
@@ -134,9 +134,10 @@ class PedroState:
         return self._buffer
 
     @property
-    def offsets(self) -> np.ndarray:
-        """(fields,) int64: byte offset of each field's block in :attr:`buffer`, in field order."""
-        return self._offsets
+    def element_offsets(self) -> np.ndarray:
+        """(fields,) int64: where each field's block starts in :attr:`buffer`, in elements of the field's dtype
+        (every block starts at a multiple of 8 bytes), in field order: what the kernels index with."""
+        return self._element_offsets
 
     def copy(self) -> PedroState:
         """A deep copy (the engine mutates states in place)."""
@@ -213,7 +214,7 @@ class StateLayout:
 
     dims: tuple[int, int, int, int]  # (B, n, T, S)
     fields: tuple[tuple[str, np.dtype, tuple[int, ...], int, int], ...]  # (name, dtype, shape, start, bytes)
-    offsets: np.ndarray  # (fields,) int64 byte offsets
+    element_offsets: np.ndarray  # (fields,) int64: each block's start in elements of its field's dtype
     size: int  # bytes in all
 
 
@@ -232,16 +233,16 @@ def state_layout(batch_size: int, num_players: int, num_teams: int, stock_size: 
             nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
             entries.append((name, np.dtype(dtype), shape, start, nbytes))
             start += -(-nbytes // 8) * 8
-        offsets = np.array([entry[3] for entry in entries], dtype=np.int64)
-        offsets.setflags(write=False)
-        layout = _LAYOUTS[dims] = StateLayout(dims, tuple(entries), offsets, max(start, 8))
+        element_offsets = np.array([entry[3] // entry[1].itemsize for entry in entries], dtype=np.int64)
+        element_offsets.setflags(write=False)
+        layout = _LAYOUTS[dims] = StateLayout(dims, tuple(entries), element_offsets, max(start, 8))
     return layout
 
 
 def _bind(state: PedroState, buffer: np.ndarray, layout: StateLayout) -> None:
     """Point every field of ``state`` at its block of ``buffer``."""
     state.__dict__["_buffer"] = buffer
-    state.__dict__["_offsets"] = layout.offsets
+    state.__dict__["_element_offsets"] = layout.element_offsets
     for name, dtype, shape, start, nbytes in layout.fields:
         state.__dict__[name] = buffer[start : start + nbytes].view(dtype).reshape(shape)
 

@@ -168,7 +168,7 @@ class PedroVectorEnv:
         observation, mask, rewards, flags, scores, winner = self._outputs()
         code = kernels.vector_step(
             state.buffer,
-            state.offsets,
+            state.element_offsets,
             self.num_envs,
             self._params,
             self.tables.kernel_table,

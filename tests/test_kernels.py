@@ -1,0 +1,127 @@
+"""The compiled kernels themselves: plain-Python mode, the per-game kernels on their own, the state buffer,
+and compiling from a read-only install (two processes at once)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import njit
+
+from pedro_env import kernels
+from pedro_env.cards import RuleTables
+from pedro_env.config import make_config
+from pedro_env.rules import initial_state
+from pedro_env.state import PedroState
+from pedro_env.tricks import legal_plays, trick_winner
+
+from conftest import REPO_ROOT, module_env, ref_legal_plays, ref_trick_winner
+
+
+def test_conformance_vectors_pass_with_the_jit_disabled() -> None:
+    """NUMBA_DISABLE_JIT=1 runs the same kernels as plain Python (for a debugger): they must still be the rules."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_conformance.py"],
+        capture_output=True,
+        text=True,
+        env={**module_env(), "NUMBA_DISABLE_JIT": "1"},
+        cwd=REPO_ROOT,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout and "failed" not in result.stdout
+
+
+@njit
+def _user_kernel(hands, trumps, led_cards, tricks, leaders, tab):
+    """A user's own compiled loop calling the per-game kernels."""
+    plays = np.empty(hands.shape[0], dtype=np.uint64)
+    winners = np.empty(hands.shape[0], dtype=np.int64)
+    for i in range(hands.shape[0]):
+        plays[i] = kernels.legal_play_set(hands[i], trumps[i], led_cards[i], tab)
+        winners[i] = kernels.trick_winner_of(tricks[i], leaders[i], trumps[i], tab)
+    return plays, winners
+
+
+@pytest.mark.parametrize("variant", ["cinch", "pitch"])
+def test_legal_plays_and_trick_winner_kernels_are_callable_on_their_own(variant: str) -> None:
+    rng = np.random.default_rng(15)
+    tables = RuleTables.for_variant(variant)
+    k = 300
+    decks = np.argsort(rng.random((k, 52)), axis=1)
+    hands = np.array([sum(1 << int(c) for c in deck[:6]) for deck in decks], dtype=np.uint64)
+    tricks = decks[:, 6:10].astype(np.int8)
+    trumps = rng.integers(0, 4, k)
+    leaders = rng.integers(0, 4, k)
+    led = np.where(rng.random(k) < 0.2, -1, tricks[np.arange(k), leaders]).astype(np.int64)
+    plays, winners = _user_kernel(hands, trumps, led, tricks, leaders, tables.kernel_table)
+    assert (plays == legal_plays(hands, trumps, led, tables)).all()
+    assert (winners == trick_winner(tricks, leaders, trumps, tables)).all()
+    for i in range(k):
+        by_seat = dict(enumerate(int(c) for c in tricks[i]))
+        assert winners[i] == ref_trick_winner(by_seat, int(leaders[i]), int(trumps[i]), variant)
+        hand = [c for c in range(52) if int(hands[i]) >> c & 1]
+        expected = ref_legal_plays(hand, int(trumps[i]), None if led[i] < 0 else int(led[i]), variant)
+        assert [c for c in range(52) if int(plays[i]) >> c & 1] == sorted(expected)
+
+
+def test_state_fields_are_views_of_one_buffer_through_copy_select_and_pickle() -> None:
+    config = make_config()
+    state = initial_state(config, np.arange(5))
+    for candidate in (state, state.copy(), state.select(np.array([4, 1])), pickle.loads(pickle.dumps(state))):
+        for name in ("hands", "rewards", "scores", "stock", "winner"):
+            assert np.shares_memory(getattr(candidate, name), candidate.buffer), name
+    twin = state.copy()
+    twin.hands[0, 0] = 0
+    assert state.hands[0, 0] != 0  # a deep copy
+    assert (state.select(np.array([4, 1])).hands == state.hands[[4, 1]]).all()
+    assert state.buffer.size <= 262 * 5 + 43 * 8  # 262 bytes a game plus at most a word of padding a field
+    with pytest.raises(AttributeError, match="view of the state buffer"):
+        state.hands = state.hands.copy()
+    state.match_index += 1  # augmented assignment writes in place
+    assert (state.match_index == 1).all()
+    rebuilt = PedroState(**{name: getattr(state, name) for name in state.__dataclass_fields__})
+    assert (rebuilt.buffer == state.buffer).all() and not np.shares_memory(rebuilt.buffer, state.buffer)
+
+
+@pytest.mark.slow
+def test_an_unwritable_install_compiles_into_the_temp_dir_two_processes_at_once(tmp_path: Path) -> None:
+    """Neither the package's folder nor the user's cache can take numba's cache (a file sits where each cache
+    folder would go, which stops root too): the kernels cache in the temp dir, and two cold starts at once agree."""
+    install = tmp_path / "site"
+    shutil.copytree(REPO_ROOT / "pedro_env", install / "pedro_env", ignore=shutil.ignore_patterns("__pycache__"))
+    (install / "pedro_env" / "__pycache__").write_text("not a folder")
+    blocked_cache = tmp_path / "cache-is-a-file"
+    blocked_cache.write_text("not a folder")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    script = (
+        "import numpy as np, pedro_env; v = pedro_env.PedroVectorEnv(3); out = v.reset(seed=7); "
+        "out = v.step(out.action_mask.argmax(1)); print(int(out.observation.sum()), pedro_env.__file__)"
+    )
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+    environment.update(
+        PYTHONPATH=str(install), TMPDIR=str(temp), XDG_CACHE_HOME=str(blocked_cache), PYTHONDONTWRITEBYTECODE="1"
+    )
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            env=environment,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=600) for run in runs]
+    for run, (_, err) in zip(runs, outputs):
+        assert run.returncode == 0, err.decode()[-2000:]
+        assert "Traceback" not in err.decode() and "Warning" not in err.decode(), err.decode()[-2000:]
+    assert outputs[0][0] == outputs[1][0] and str(install) in outputs[0][0].decode()
+    assert any(temp.glob("pedro_env-numba-*/**/*.nbi")), "the cache should land in the temp dir"
