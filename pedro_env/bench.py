@@ -8,8 +8,9 @@ AEC env            One game, ``pedro_env.env()``, driven through the standard Pe
                    timed region is the whole loop: env steps, observation and mask via ``last()``, the random
                    choice, the dead steps PettingZoo needs at episode end and the resets. Only real decisions
                    are counted.
-Batched env        ``PedroVectorEnv(B)`` for each ``--batch-sizes`` entry. Only ``venv.step`` is timed (apply
-                   actions, auto-reset, legal masks, observations). Actions are drawn outside the timed region
+Batched env        ``PedroVectorEnv(B, reuse_outputs=True)`` for each ``--batch-sizes`` entry (the step writes
+                   into the same output arrays every step, as the trainer's does). Only ``venv.step`` is timed
+                   (check and apply actions, auto-reset, legal masks, observations). Actions are drawn outside the timed region
                    by argmax over mask-weighted uniform noise in (0, 1], fresh (B, 133) float32 noise drawn
                    before every step into one reused buffer. Decisions/s = B * steps / timed seconds, after a
                    warm-up.
@@ -290,8 +291,8 @@ def state_bytes(venv: pedro_env.PedroVectorEnv) -> int:
 def measure_vector(
     config: PedroConfig, batch_size: int, seconds: float, seed: int, warmup_seconds: float
 ) -> VectorResult:
-    """Decisions/s of ``PedroVectorEnv(batch_size)`` with only ``venv.step`` timed, plus its memory figures."""
-    venv = pedro_env.PedroVectorEnv(batch_size, config=config)
+    """Decisions/s of ``PedroVectorEnv(batch_size, reuse_outputs=True)`` with only ``venv.step`` timed, plus its memory figures."""
+    venv = pedro_env.PedroVectorEnv(batch_size, config=config, reuse_outputs=True)
     rng = np.random.default_rng(seed)
     noise = np.empty((batch_size, NUM_ACTIONS), dtype=np.float32)  # reused: the sampler adds no RSS per step
 

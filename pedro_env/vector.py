@@ -108,7 +108,13 @@ def check_actions(
 
 
 class PedroVectorEnv:
-    """``num_envs`` Pedro matches stepped at once; config keys: docs/rules.md section 9 (rules and episode keys)."""
+    """``num_envs`` Pedro matches stepped at once; config keys: docs/rules.md section 9 (rules and episode keys).
+
+    ``reuse_outputs=True``: every ``step`` writes its VectorStep's observation, action_mask, rewards,
+    terminated, truncated and deal_over arrays into the same preallocated arrays (the mask alternates
+    between two), so a step allocates almost nothing; copy what must outlive the next step. The default
+    returns new arrays every step.
+    """
 
     def __init__(
         self, num_envs: int, config: PedroConfig | None = None, *, reuse_outputs: bool = False, **overrides: Any

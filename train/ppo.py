@@ -477,7 +477,7 @@ class Trainer:
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)  # the network's initial weights (DistributedDataParallel also sends rank 0's)
-        self.venv = PedroVectorEnv(config.num_envs, self.pedro_config)
+        self.venv = PedroVectorEnv(config.num_envs, self.pedro_config, reuse_outputs=True)  # steps are read at once
         size = observation_size(self.pedro_config)
         self.shape = NetworkShape(
             observation_size=size,
