@@ -10,10 +10,10 @@ AEC env            One game, ``pedro_env.env()``, driven through the standard Pe
                    are counted.
 Batched env        ``PedroVectorEnv(B, reuse_outputs=True)`` for each ``--batch-sizes`` entry (the step writes
                    into the same output arrays every step, as the trainer's does). Only ``venv.step`` is timed
-                   (check and apply actions, auto-reset, legal masks, observations). Actions are drawn outside the timed region
-                   by argmax over mask-weighted uniform noise in (0, 1], fresh (B, 133) float32 noise drawn
-                   before every step into one reused buffer. Decisions/s = B * steps / timed seconds, after a
-                   warm-up.
+                   (check and apply actions, auto-reset, legal masks, observations). Actions are drawn outside
+                   the timed region by argmax over mask-weighted uniform noise in (0, 1], fresh (B, 133)
+                   float32 noise drawn before every step into one reused buffer. Decisions/s = B * steps /
+                   timed seconds, after a warm-up.
 Memory             Peak RSS of the process (``resource.getrusage``, monotone, reported after each measurement);
                    per batch size the ``nbytes`` of ``venv.state`` and of one step's returned arrays, and the
                    tracemalloc peak of the allocations one ``venv.step`` makes (temporaries + returned arrays,
@@ -291,7 +291,7 @@ def state_bytes(venv: pedro_env.PedroVectorEnv) -> int:
 def measure_vector(
     config: PedroConfig, batch_size: int, seconds: float, seed: int, warmup_seconds: float
 ) -> VectorResult:
-    """Decisions/s of ``PedroVectorEnv(batch_size, reuse_outputs=True)`` with only ``venv.step`` timed, plus its memory figures."""
+    """Decisions/s of ``PedroVectorEnv(batch_size, reuse_outputs=True)``, only ``venv.step`` timed, and its memory."""
     venv = pedro_env.PedroVectorEnv(batch_size, config=config, reuse_outputs=True)
     rng = np.random.default_rng(seed)
     noise = np.empty((batch_size, NUM_ACTIONS), dtype=np.float32)  # reused: the sampler adds no RSS per step

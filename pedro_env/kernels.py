@@ -852,59 +852,104 @@ def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, full):
     n, teams, stock_size, total = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK], params[P_TOTAL]
     target = params[P_TARGET]
     size = pieces[O_TARGET] + 1
+    # offsets as locals: loaded once, not again after every store into ``out`` (which might alias them)
+    p_target = pieces[O_TARGET]
+    p_hand = pieces[O_HAND]
+    p_open_draws = pieces[O_OPEN_DRAWS]
+    p_set_aside = pieces[O_SET_ASIDE]
+    p_discards = pieces[O_DISCARDS]
+    p_played = pieces[O_PLAYED]
+    p_bids = pieces[O_BIDS]
+    p_done = pieces[O_DONE]
+    p_drawn = pieces[O_DRAWN]
+    p_hand_sizes = pieces[O_HAND_SIZES]
+    p_voids = pieces[O_VOIDS]
+    p_trick = pieces[O_TRICK]
+    p_won = pieces[O_WON]
+    p_points = pieces[O_POINTS]
+    p_to_go = pieces[O_TO_GO]
+    p_phase = pieces[O_PHASE]
+    p_trump = pieces[O_TRUMP]
+    p_dealer = pieces[O_DEALER]
+    p_maker = pieces[O_MAKER]
+    p_trick_leader = pieces[O_TRICK_LEADER]
+    p_stock_left = pieces[O_STOCK_LEFT]
+    p_robbing = pieces[O_ROBBING]
+    p_tricks_done = pieces[O_TRICKS_DONE]
+    e_hands = eo[F_HANDS]
+    e_open_draws = eo[F_OPEN_DRAWS]
+    e_set_aside = eo[F_SET_ASIDE]
+    e_discards = eo[F_DISCARDS]
+    e_played = eo[F_PLAYED]
+    e_trick = eo[F_TRICK]
+    e_bids = eo[F_BIDS]
+    e_done = eo[F_DONE]
+    e_drawn = eo[F_DRAWN]
+    e_voids = eo[F_VOIDS]
+    e_trump = eo[F_TRUMP]
+    e_won = eo[F_WON]
+    e_scores = eo[F_SCORES]
+    e_phase = eo[F_PHASE]
+    e_dealer = eo[F_DEALER]
+    e_maker = eo[F_MAKER]
+    e_trick_leader = eo[F_TRICK_LEADER]
+    e_robbing = eo[F_ROBBING]
+    e_tricks_done = eo[F_TRICKS_DONE]
+    e_in_stock = eo[F_IN_STOCK]
+    e_stock = eo[F_STOCK]
     for g in range(b):
         out[g, :] = 0  # row by row, so the row is in cache for the writes below
         v = viewer[g]
         my_team = params[P_TEAM_OF_SEAT + v]
-        _card_piece(out, g, pieces[O_HAND], u64[eo[F_HANDS] + g * n + v])
-        _card_piece(out, g, pieces[O_OPEN_DRAWS], u64[eo[F_OPEN_DRAWS] + g])
-        _card_piece(out, g, pieces[O_SET_ASIDE], u64[eo[F_SET_ASIDE] + g])
+        _card_piece(out, g, p_hand, u64[e_hands + g * n + v])
+        _card_piece(out, g, p_open_draws, u64[e_open_draws + g])
+        _card_piece(out, g, p_set_aside, u64[e_set_aside + g])
         trick_set = _ZERO
         total_drawn = 0
         for r in range(n):
             s = seat_after(v, r, n)
             i = g * n + s
-            _card_piece(out, g, pieces[O_DISCARDS] + 52 * r, u64[eo[F_DISCARDS] + i])
-            _card_piece(out, g, pieces[O_PLAYED] + 52 * r, u64[eo[F_PLAYED] + i])
-            if i8[eo[F_TRICK] + i] >= 0:
-                trick_set |= card_bit(i8[eo[F_TRICK] + i])
-            out[g, pieces[O_BIDS] + r * (total + 2) + 1 + i8[eo[F_BIDS] + i]] = 1
-            out[g, pieces[O_DONE] + r] = u8[eo[F_DONE] + i]
-            out[g, pieces[O_DRAWN] + r] = i8[eo[F_DRAWN] + i]
-            out[g, pieces[O_HAND_SIZES] + r] = popcount(u64[eo[F_HANDS] + i])
+            _card_piece(out, g, p_discards + 52 * r, u64[e_discards + i])
+            _card_piece(out, g, p_played + 52 * r, u64[e_played + i])
+            if i8[e_trick + i] >= 0:
+                trick_set |= card_bit(i8[e_trick + i])
+            out[g, p_bids + r * (total + 2) + 1 + i8[e_bids + i]] = 1
+            out[g, p_done + r] = u8[e_done + i]
+            out[g, p_drawn + r] = i8[e_drawn + i]
+            out[g, p_hand_sizes + r] = popcount(u64[e_hands + i])
             for suit in range(4):
-                out[g, pieces[O_VOIDS] + 4 * r + suit] = (u8[eo[F_VOIDS] + i] >> suit) & 1
-            total_drawn += i8[eo[F_DRAWN] + i]
-        _card_piece(out, g, pieces[O_TRICK], trick_set)
-        trump = i8[eo[F_TRUMP] + g]
+                out[g, p_voids + 4 * r + suit] = (u8[e_voids + i] >> suit) & 1
+            total_drawn += i8[e_drawn + i]
+        _card_piece(out, g, p_trick, trick_set)
+        trump = i8[e_trump + g]
         point_trump = trump & 3  # nothing is won before trumps are named
         for t in range(teams):
             team = seat_after(my_team, t, teams)
-            team_won = u64[eo[F_WON] + g * teams + team]
-            _card_piece(out, g, pieces[O_WON] + 52 * t, team_won)
-            out[g, pieces[O_POINTS] + t] = team_points(team_won, point_trump, tab)
-            to_go = target - i32[eo[F_SCORES] + g * teams + team]
-            out[g, pieces[O_TO_GO] + t] = min(max(to_go, 0), to_go_cap)
-        if i8[eo[F_PHASE] + g] < OVER:
-            out[g, pieces[O_PHASE] + i8[eo[F_PHASE] + g]] = 1
+            team_won = u64[e_won + g * teams + team]
+            _card_piece(out, g, p_won + 52 * t, team_won)
+            out[g, p_points + t] = team_points(team_won, point_trump, tab)
+            to_go = target - i32[e_scores + g * teams + team]
+            out[g, p_to_go + t] = min(max(to_go, 0), to_go_cap)
+        if i8[e_phase + g] < OVER:
+            out[g, p_phase + i8[e_phase + g]] = 1
         if trump >= 0:
-            out[g, pieces[O_TRUMP] + trump] = 1
-        out[g, pieces[O_DEALER] + seat_from(i8[eo[F_DEALER] + g], v, n)] = 1
-        if i8[eo[F_MAKER] + g] >= 0:
-            out[g, pieces[O_MAKER] + seat_from(i8[eo[F_MAKER] + g], v, n)] = 1
-        if i8[eo[F_TRICK_LEADER] + g] >= 0:
-            out[g, pieces[O_TRICK_LEADER] + seat_from(i8[eo[F_TRICK_LEADER] + g], v, n)] = 1
-        out[g, pieces[O_STOCK_LEFT]] = stock_size - total_drawn - popcount(u64[eo[F_SET_ASIDE] + g])
-        out[g, pieces[O_ROBBING]] = u8[eo[F_ROBBING] + g]
-        out[g, pieces[O_TRICKS_DONE]] = i8[eo[F_TRICKS_DONE] + g]
-        out[g, pieces[O_TARGET]] = min(target, 255)
+            out[g, p_trump + trump] = 1
+        out[g, p_dealer + seat_from(i8[e_dealer + g], v, n)] = 1
+        if i8[e_maker + g] >= 0:
+            out[g, p_maker + seat_from(i8[e_maker + g], v, n)] = 1
+        if i8[e_trick_leader + g] >= 0:
+            out[g, p_trick_leader + seat_from(i8[e_trick_leader + g], v, n)] = 1
+        out[g, p_stock_left] = stock_size - total_drawn - popcount(u64[e_set_aside + g])
+        out[g, p_robbing] = u8[e_robbing + g]
+        out[g, p_tricks_done] = i8[e_tricks_done + g]
+        out[g, p_target] = min(target, 255)
         if full:
             for r in range(n):
-                _card_piece(out, g, size + 52 * r, u64[eo[F_HANDS] + g * n + seat_after(v, r, n)])
+                _card_piece(out, g, size + 52 * r, u64[e_hands + g * n + seat_after(v, r, n)])
             unseen = _ZERO
             for i in range(stock_size):
-                if u8[eo[F_IN_STOCK] + g * stock_size + i]:
-                    unseen |= card_bit(i8[eo[F_STOCK] + g * stock_size + i])
+                if u8[e_in_stock + g * stock_size + i]:
+                    unseen |= card_bit(i8[e_stock + g * stock_size + i])
             _card_piece(out, g, size + 52 * n, unseen)
 
 
