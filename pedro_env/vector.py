@@ -133,9 +133,11 @@ class PedroVectorEnv:
         self._pending = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
         self._rows = np.arange(self.num_envs)
         self.reuse_outputs = bool(reuse_outputs)
-        self._reused: tuple[np.ndarray, ...] | None = None
-        self._spare_mask: np.ndarray | None = None
+        self._reused: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None
         self._params = kernels.config_params(self.config)
+        self._action_shape = (self.num_envs,)
+        self._inputs_of: PedroState | None = None
+        self._inputs: tuple = ()
 
     def reset(self, seed: int | None = None) -> VectorStep:
         """Start ``num_envs`` fresh matches; game ``i`` uses seed ``seed + i`` (random base if None).
@@ -160,35 +162,31 @@ class PedroVectorEnv:
         if state is None or self._mask is None:
             raise RuntimeError("call reset() before step()")
         offered = np.asarray(actions)  # as given, for the error message
-        if offered.dtype != np.int64:
-            if offered.shape != (self.num_envs,) or not np.issubdtype(offered.dtype, np.integer):
-                raise ValueError(
-                    f"actions must be an integer array of shape ({self.num_envs},), got {offered.dtype} {offered.shape}"
-                )
+        if offered.dtype == np.int64 and offered.shape == self._action_shape and offered.flags.c_contiguous:
+            actions = offered
+        elif offered.shape != self._action_shape or not np.issubdtype(offered.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {offered.dtype} {offered.shape}"
+            )
+        else:
             in_range = (offered >= 0) & (offered < NUM_ACTIONS)  # (a uint64 past int64 would wrap round)
             actions = np.where(in_range, offered, -1).astype(np.int64)
-        elif offered.shape != (self.num_envs,):
-            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got int64 {offered.shape}")
-        else:
-            actions = np.ascontiguousarray(offered)
-        observation, mask, rewards, flags, scores, winner = self._outputs()
+        observation, mask, rewards, flags, scores, winner, mask_bytes, terminated, truncated, deal_over = (
+            self._outputs()
+        )
+        if self._inputs_of is not state:  # the kernel's inputs that only change with the state object
+            self._inputs_of = state
+            self._inputs = (
+                state.buffer,
+                state.element_offsets,
+                self.num_envs,
+                self._params,
+                self.tables.kernel_table,
+                self.encoder.piece_starts,
+                self.encoder.to_go_cap,
+            )
         code = kernels.vector_step(
-            state.buffer,
-            state.element_offsets,
-            self.num_envs,
-            self._params,
-            self.tables.kernel_table,
-            self.encoder.piece_starts,
-            self.encoder.to_go_cap,
-            actions,
-            self._mask,
-            self._pending,
-            rewards,
-            observation,
-            mask,
-            flags,
-            scores,
-            winner,
+            *self._inputs, actions, self._mask, self._pending, rewards, observation, mask, flags, scores, winner
         )
         if code < 0:
             game = -code - 1
@@ -203,36 +201,35 @@ class PedroVectorEnv:
         return VectorStep(
             actor=state.actor.copy(),
             observation=observation,
-            action_mask=mask.view(np.int8),
+            action_mask=mask_bytes,
             rewards=rewards,
-            terminated=flags[0],
-            truncated=flags[1],
-            deal_over=flags[2],
+            terminated=terminated,
+            truncated=truncated,
+            deal_over=deal_over,
             deals=deals,
         )
 
     def _outputs(self) -> tuple[np.ndarray, ...]:
-        """(observation, mask, rewards, flags, scores, winner) arrays for a step: new ones, or with
-        ``reuse_outputs`` the same ones every step (two masks in turn: one is the legality check of the step)."""
+        """Arrays for a step: observation, mask, rewards, flags (3, B), scores, winner, then the views a
+        VectorStep shows (the mask as int8, the three flag rows). New ones, or with ``reuse_outputs`` the same
+        ones every step (two masks in turn: one is the legality check of the step)."""
+        if self._reused is not None:
+            first, second = self._reused
+            return second if first[1] is self._mask else first
         b, n, teams = self.num_envs, self.num_players, self.config.num_teams
-        if self._reused is None or not self.reuse_outputs:
-            arrays = (
-                np.empty((b, self.observation_size), dtype=np.uint8),
-                np.empty((b, NUM_ACTIONS), dtype=bool),
-                np.empty((b, n), dtype=np.float32),
-                np.empty((3, b), dtype=bool),
-                np.empty((b, teams), dtype=np.int32),
-                np.empty(b, dtype=np.int8),
-            )
-            if not self.reuse_outputs:
-                return arrays
-            self._reused = arrays
-            self._spare_mask = np.empty((b, NUM_ACTIONS), dtype=bool)
-        observation, mask, rewards, flags, scores, winner = self._reused
-        if mask is self._mask:  # the current mask checks this step's actions: write the next one into the other
-            mask, self._spare_mask = self._spare_mask, mask
-            self._reused = (observation, mask, rewards, flags, scores, winner)
-        return self._reused
+        mask, flags = np.empty((b, NUM_ACTIONS), dtype=bool), np.empty((3, b), dtype=bool)
+        rest = (
+            np.empty((b, n), dtype=np.float32),
+            flags,
+            np.empty((b, teams), dtype=np.int32),
+            np.empty(b, dtype=np.int8),
+        )
+        observation = np.empty((b, self.observation_size), dtype=np.uint8)
+        arrays = (observation, mask, *rest, mask.view(np.int8), flags[0], flags[1], flags[2])
+        if self.reuse_outputs:  # the same arrays but the mask, in two sets taken in turn
+            other_mask = np.empty((b, NUM_ACTIONS), dtype=bool)
+            self._reused = (arrays, (observation, other_mask, *rest, other_mask.view(np.int8), *arrays[7:]))
+        return arrays
 
     def _result(self) -> VectorStep:
         state = self.state
