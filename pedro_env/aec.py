@@ -41,7 +41,7 @@ from pedro_env.cards import SUITS, RuleTables, card_to_str, str_to_card
 from pedro_env.config import PedroConfig, check_seed, make_config, short_repr
 from pedro_env.encoding import ObservationEncoder, full_state_size
 from pedro_env.render import render_table
-from pedro_env.rules import hashed_decks, kernel_inputs, legal_action_mask, new_match, seed_deck_source, start_deal
+from pedro_env.rules import hashed_decks, legal_action_mask, new_match, seed_deck_source, start_deal
 from pedro_env.state import OVER, PedroState
 from pedro_env.vector import IllegalActionError, illegal_action_message, renege_allowed
 
@@ -123,7 +123,6 @@ class raw_env(AECEnv):
         self._viewers = [np.array([seat], dtype=np.int64) for seat in range(n)]
         self._actions = np.zeros(1, dtype=np.int64)
         self._pending_games = np.zeros(1, dtype=np.int64)
-        self._params, self._kernel_table = kernel_inputs(self.config)
         self._no_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     # ---- text forms (docs/rules.md section 11) ----
@@ -256,8 +255,7 @@ class raw_env(AECEnv):
             game.buffer,
             game.element_offsets,
             1,
-            self._params,
-            self._kernel_table,
+            self.encoder.statics,
             self._actions,
             len(self._decks) == 0,  # no injected decks: the kernel deals the hashed ones itself
             self._pending_games,

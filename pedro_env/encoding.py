@@ -160,6 +160,7 @@ class ObservationEncoder:
         self.piece_starts = np.array([self.offsets[name].start for name in names], dtype=np.int64)
         self.params, self.kernel_table = kernels.config_params(config), tables.kernel_table
         self.to_go_cap = to_go_cap(config)
+        self.statics = kernels.pack_statics(self.params, self.piece_starts, self.to_go_cap, self.kernel_table)
 
     def _encode(self, state: PedroState, viewer: np.ndarray, width: int, out: np.ndarray | None) -> np.ndarray:
         b = state.batch_size
@@ -169,17 +170,8 @@ class ObservationEncoder:
             out = np.empty((b, width), dtype=np.uint8)
         elif out.shape != (b, width) or out.dtype != np.uint8:
             raise ValueError(f"out must be a ({b}, {width}) uint8 array, got {out.dtype} {out.shape}")
-        kernels.encode_games(
-            state.buffer,
-            state.element_offsets,
-            b,
-            self.params,
-            self.kernel_table,
-            self.piece_starts,
-            self.to_go_cap,
-            viewer,
-            out,
-            width != self.size,
+        kernels.encode_observations(
+            state.buffer, state.element_offsets, b, self.statics, viewer, out, width != self.size
         )
         return out
 

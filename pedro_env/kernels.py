@@ -1052,36 +1052,48 @@ def score_deals(points, maker_teams, bids, simple, made, delta):
             delta[i, team] = row[team]
 
 
+# ---------------------------------------------------------------- one array of a config's constant inputs
+
+
+S_PIECES = NUM_PARAMS  # statics: params, then the observation's piece starts, the to_go cap, the tables
+S_TO_GO_CAP = S_PIECES + NUM_PIECES
+S_TABLE = S_TO_GO_CAP + 1
+
+
+def pack_statics(params: np.ndarray, pieces: np.ndarray, to_go_cap: int, tab: np.ndarray) -> np.ndarray:
+    """Everything a config fixes, in one int64 array (one kernel argument instead of four)."""
+    statics = np.concatenate([params, pieces, np.array([to_go_cap], dtype=np.int64), tab]).astype(np.int64)
+    statics.setflags(write=False)
+    return statics
+
+
+@njit(cache=True)
+def unpack_statics(statics):
+    """(params, tab, pieces, to_go_cap) views of :func:`pack_statics`'s array."""
+    return statics[:NUM_PARAMS], statics[S_TABLE:], statics[S_PIECES:S_TO_GO_CAP], statics[S_TO_GO_CAP]
+
+
+@njit(cache=True)
+def encode_observations(buf, eo, b, statics, viewer, out, full):
+    """:func:`encode_games` with the config's constant inputs in one array."""
+    params, tab, pieces, to_go_cap = unpack_statics(statics)
+    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, full)
+
+
 # ---------------------------------------------------------------- fused steps of the environments
 
 
 @njit(cache=True)
-def step_and_mask(buf, eo, b, params, tab, actions, hashed, pending, mask):
+def step_and_mask(buf, eo, b, statics, actions, hashed, pending, mask):
     """:func:`step_games`, then :func:`legal_masks` into ``mask``: one call per AEC step."""
+    params, tab, _, _ = unpack_statics(statics)
     waiting = step_games(buf, eo, b, params, tab, actions, hashed, pending)
     legal_masks(buf, eo, b, params, tab, mask)
     return waiting
 
 
 @njit(cache=True)
-def vector_step(
-    buf,
-    eo,
-    b,
-    params,
-    tab,
-    pieces,
-    to_go_cap,
-    actions,
-    mask,
-    owed,
-    rewards,
-    obs,
-    next_mask,
-    flags,
-    scores,
-    winner,
-):
+def vector_step(buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor):
     """One step of PedroVectorEnv, checked and whole, in one call.
 
     ``actions`` (B,) int64 are checked against ``mask`` (B, 133) bool (a renege the config allows is legal);
@@ -1090,8 +1102,10 @@ def vector_step(
     (then a restarted game owes nothing); ``flags`` (3, B)
     bool gets terminated, truncated, deal_over; ``scores`` (B, T) and ``winner`` (B,) the scores and
     winners before finished matches restart (the next match on the same seed); then ``next_mask`` and ``obs``
-    (B, D) uint8 of every actor are written (``next_mask`` may be ``mask``). Returns 1 if a deal ended, else 0.
+    (B, D) uint8 of every actor are written (``next_mask`` may be ``mask``), and ``actor`` (B,) int8.
+    ``statics``: :func:`pack_statics`. Returns 1 if a deal ended, else 0.
     """
+    params, tab, pieces, to_go_cap = unpack_statics(statics)
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, teams = params[P_PLAYERS], params[P_TEAMS]
     for g in range(b):
@@ -1137,7 +1151,7 @@ def vector_step(
     legal_masks(buf, eo, b, params, tab, next_mask)
     viewer = np.empty(b, dtype=np.int64)
     for g in range(b):
-        viewer[g] = i8[eo[F_ACTOR] + g]
+        viewer[g] = actor[g] = i8[eo[F_ACTOR] + g]
     encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, obs, False)
     return 1 if any_deal else 0
 

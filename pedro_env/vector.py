@@ -110,7 +110,7 @@ def check_actions(
 class PedroVectorEnv:
     """``num_envs`` Pedro matches stepped at once; config keys: docs/rules.md section 9 (rules and episode keys).
 
-    ``reuse_outputs=True``: every ``step`` writes its VectorStep's observation, action_mask, rewards,
+    ``reuse_outputs=True``: every ``step`` writes its VectorStep's actor, observation, action_mask, rewards,
     terminated, truncated and deal_over arrays into the same preallocated arrays (the mask alternates
     between two), so a step allocates almost nothing; copy what must outlive the next step. The default
     returns new arrays every step.
@@ -171,22 +171,14 @@ class PedroVectorEnv:
         else:
             in_range = (offered >= 0) & (offered < NUM_ACTIONS)  # (a uint64 past int64 would wrap round)
             actions = np.where(in_range, offered, -1).astype(np.int64)
-        observation, mask, rewards, flags, scores, winner, mask_bytes, terminated, truncated, deal_over = (
+        observation, mask, rewards, flags, scores, winner, actor, mask_bytes, terminated, truncated, deal_over = (
             self._outputs()
         )
         if self._inputs_of is not state:  # the kernel's inputs that only change with the state object
             self._inputs_of = state
-            self._inputs = (
-                state.buffer,
-                state.element_offsets,
-                self.num_envs,
-                self._params,
-                self.tables.kernel_table,
-                self.encoder.piece_starts,
-                self.encoder.to_go_cap,
-            )
+            self._inputs = (state.buffer, state.element_offsets, self.num_envs, self.encoder.statics)
         code = kernels.vector_step(
-            *self._inputs, actions, self._mask, self._pending, rewards, observation, mask, flags, scores, winner
+            *self._inputs, actions, self._mask, self._pending, rewards, observation, mask, flags, scores, winner, actor
         )
         if code < 0:
             game = -code - 1
@@ -199,7 +191,7 @@ class PedroVectorEnv:
         else:
             deals = self._no_deals
         return VectorStep(
-            actor=state.actor.copy(),
+            actor=actor,
             observation=observation,
             action_mask=mask_bytes,
             rewards=rewards,
@@ -210,7 +202,7 @@ class PedroVectorEnv:
         )
 
     def _outputs(self) -> tuple[np.ndarray, ...]:
-        """Arrays for a step: observation, mask, rewards, flags (3, B), scores, winner, then the views a
+        """Arrays for a step: observation, mask, rewards, flags (3, B), scores, winner, actor, then the views a
         VectorStep shows (the mask as int8, the three flag rows). New ones, or with ``reuse_outputs`` the same
         ones every step (two masks in turn: one is the legality check of the step)."""
         if self._reused is not None:
@@ -223,12 +215,13 @@ class PedroVectorEnv:
             flags,
             np.empty((b, teams), dtype=np.int32),
             np.empty(b, dtype=np.int8),
+            np.empty(b, dtype=np.int8),
         )
         observation = np.empty((b, self.observation_size), dtype=np.uint8)
         arrays = (observation, mask, *rest, mask.view(np.int8), flags[0], flags[1], flags[2])
         if self.reuse_outputs:  # the same arrays but the mask, in two sets taken in turn
             other_mask = np.empty((b, NUM_ACTIONS), dtype=bool)
-            self._reused = (arrays, (observation, other_mask, *rest, other_mask.view(np.int8), *arrays[7:]))
+            self._reused = (arrays, (observation, other_mask, *rest, other_mask.view(np.int8), *arrays[8:]))
         return arrays
 
     def _result(self) -> VectorStep:
