@@ -90,7 +90,6 @@ if not config.CACHE_DIR and not _cache_locator_found():  # a read-only install a
     F_TRUNCATED,
     F_WINNER,
 ) = range(43)
-NUM_FIELDS = 43
 
 # config params
 (

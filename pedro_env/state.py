@@ -116,13 +116,7 @@ class PedroState:
             object.__setattr__(self, name, value)
 
     def __reduce__(self) -> tuple:
-        return _from_buffer, (
-            self._buffer,
-            self.batch_size,
-            self.hands.shape[1],
-            self.won.shape[1],
-            self.stock.shape[1],
-        )
+        return _from_buffer, (self._buffer, *self._layout.dims)
 
     @property
     def batch_size(self) -> int:
@@ -137,13 +131,11 @@ class PedroState:
     def element_offsets(self) -> np.ndarray:
         """(fields,) int64: where each field's block starts in :attr:`buffer`, in elements of the field's dtype
         (every block starts at a multiple of 8 bytes), in field order: what the kernels index with."""
-        return self._element_offsets
+        return self._layout.element_offsets
 
     def copy(self) -> PedroState:
         """A deep copy (the engine mutates states in place)."""
-        return _from_buffer(
-            self._buffer.copy(), self.batch_size, self.hands.shape[1], self.won.shape[1], self.stock.shape[1]
-        )
+        return _from_buffer(self._buffer.copy(), *self._layout.dims)
 
     def select(self, games: np.ndarray | slice) -> PedroState:
         """A copy holding only the given games (index array or slice along the batch axis)."""
@@ -153,7 +145,7 @@ class PedroState:
     def empty(config: PedroConfig, batch_size: int) -> PedroState:
         """Zeroed arrays of the right shapes and dtypes; :func:`pedro_env.rules.new_match` fills them."""
         layout = state_layout(batch_size, config.num_players, config.num_teams, config.stock_size)
-        state = _from_buffer(np.zeros(layout.size, dtype=np.uint8), batch_size, *layout.dims[1:])
+        state = _from_buffer(np.zeros(layout.size, dtype=np.uint8), *layout.dims)
         for no_seat_yet in (state.last_maker, state.last_trump, state.last_made, state.last_renege, state.winner):
             no_seat_yet[:] = -1
         return state
@@ -242,7 +234,7 @@ def state_layout(batch_size: int, num_players: int, num_teams: int, stock_size: 
 def _bind(state: PedroState, buffer: np.ndarray, layout: StateLayout) -> None:
     """Point every field of ``state`` at its block of ``buffer``."""
     state.__dict__["_buffer"] = buffer
-    state.__dict__["_element_offsets"] = layout.element_offsets
+    state.__dict__["_layout"] = layout
     for name, dtype, shape, start, nbytes in layout.fields:
         state.__dict__[name] = buffer[start : start + nbytes].view(dtype).reshape(shape)
 

@@ -88,6 +88,17 @@ DEAL_FIELDS = {
 }
 
 
+def int64_actions(actions: np.ndarray, games: int) -> np.ndarray:
+    """``actions`` (any integer dtype, uint64 included) as a C-contiguous (games,) int64 array, the ones
+    outside 0..132 as -1 (a uint64 past int64 would wrap round); ValueError for a wrong shape or dtype."""
+    if actions.dtype == np.int64 and actions.shape == (games,) and actions.flags.c_contiguous:
+        return actions  # as given: the kernel checks the range
+    if actions.shape != (games,) or not np.issubdtype(actions.dtype, np.integer):
+        raise ValueError(f"actions must be an integer array of shape ({games},), got {actions.dtype} {actions.shape}")
+    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+    return np.where(in_range, actions, -1).astype(np.int64)
+
+
 def check_actions(
     actions: np.ndarray, state: PedroState, mask: np.ndarray, config: PedroConfig
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -97,10 +108,9 @@ def check_actions(
     int64 copy); a renege the config allows counts as legal. ValueError for a wrong shape or dtype.
     """
     games = mask.shape[0]
-    if actions.shape != (games,) or not np.issubdtype(actions.dtype, np.integer):
-        raise ValueError(f"actions must be an integer array of shape ({games},), got {actions.dtype} {actions.shape}")
-    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-    played = np.where(in_range, actions, 0).astype(np.int64)
+    checked = int64_actions(actions, games)
+    in_range = (checked >= 0) & (checked < NUM_ACTIONS)
+    played = np.where(in_range, checked, 0)
     legal = in_range & mask[np.arange(games), played]
     if not legal.all():
         legal |= in_range & renege_allowed(state, config, played)
@@ -131,11 +141,8 @@ class PedroVectorEnv:
         self.state: PedroState | None = None
         self._mask: np.ndarray | None = None
         self._pending = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
-        self._rows = np.arange(self.num_envs)
         self.reuse_outputs = bool(reuse_outputs)
         self._reused: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None
-        self._params = kernels.config_params(self.config)
-        self._action_shape = (self.num_envs,)
         self._inputs_of: PedroState | None = None
         self._inputs: tuple = ()
 
@@ -162,15 +169,7 @@ class PedroVectorEnv:
         if state is None or self._mask is None:
             raise RuntimeError("call reset() before step()")
         offered = np.asarray(actions)  # as given, for the error message
-        if offered.dtype == np.int64 and offered.shape == self._action_shape and offered.flags.c_contiguous:
-            actions = offered
-        elif offered.shape != self._action_shape or not np.issubdtype(offered.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {offered.dtype} {offered.shape}"
-            )
-        else:
-            in_range = (offered >= 0) & (offered < NUM_ACTIONS)  # (a uint64 past int64 would wrap round)
-            actions = np.where(in_range, offered, -1).astype(np.int64)
+        actions = int64_actions(offered, self.num_envs)
         observation, mask, rewards, flags, scores, winner, actor, mask_bytes, terminated, truncated, deal_over = (
             self._outputs()
         )

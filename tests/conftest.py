@@ -29,6 +29,20 @@ HAND_AT_PLAY = 6
 TRICKS_PER_DEAL = 6
 TOTAL_POINTS = {"cinch": 14, "sancho": 23, "dom": 17, "pitch": 4}
 
+# every value of each rule switch of docs/rules.md section 9 (and the episode keys reward and episode)
+SWITCH_VALUES: dict[str, list[Any]] = {
+    "num_players": [2, 3, 4],
+    "variant": ["cinch", "sancho", "dom", "pitch"],
+    "six_card": [False, True],
+    "refill": ["maker_sorted", "top", "dealer_robs"],
+    "all_pass": ["dealer_forced", "redeal"],
+    "low": ["captured", "held"],
+    "scoring": ["difference", "simple"],
+    "renege": ["forbid", "penalty"],
+    "reward": ["points", "win"],
+    "episode": ["match", "deal"],
+}
+
 # action layout of docs/rules.md / pedro_env.actions, restated here so tests do not lean on engine constants
 PASS, TRUMP_BASE, DISCARD_BASE, DONE, PLAY_BASE = 0, 24, 28, 80, 81
 

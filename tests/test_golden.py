@@ -28,6 +28,8 @@ from pedro_env.config import make_config
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.rules import initial_state, legal_action_mask, step
 
+from conftest import SWITCH_VALUES
+
 GOLDEN_FILE = Path(__file__).resolve().parent / "golden" / "engine_digests.json"
 GAMES = 6
 DIGEST_BYTES = 4
@@ -51,18 +53,7 @@ STEP_FIELDS = (
     "actor",
 )
 
-SWITCHES: dict[str, list[Any]] = {
-    "num_players": [2, 3, 4],
-    "variant": ["cinch", "sancho", "dom", "pitch"],
-    "six_card": [False, True],
-    "refill": ["maker_sorted", "top", "dealer_robs"],
-    "all_pass": ["dealer_forced", "redeal"],
-    "low": ["captured", "held"],
-    "scoring": ["difference", "simple"],
-    "renege": ["forbid", "penalty"],
-    "reward": ["points", "win"],
-    "episode": ["match", "deal"],
-}
+SWITCHES = SWITCH_VALUES
 
 
 def golden_cases() -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from conftest import (
     HAND_AT_PLAY,
     PASS,
     PLAY_BASE,
+    SWITCH_VALUES,
     TOTAL_POINTS,
     TRICKS_PER_DEAL,
     cards_of,
@@ -38,13 +39,8 @@ ALL_CARDS = (1 << 52) - 1
 BID, TRUMP, DISCARD, PLAY = 0, 1, 2, 3
 
 KEY_VALUES: dict[str, list[Any]] = {
-    "num_players": [2, 3, 4],
-    "variant": ["cinch", "sancho", "dom", "pitch"],
-    "six_card": [False, True],
-    "refill": ["maker_sorted", "top", "dealer_robs"],
-    "all_pass": ["dealer_forced", "redeal"],
-    "low": ["captured", "held"],
-    "scoring": ["difference", "simple"],
+    **{key: SWITCH_VALUES[key] for key in ("num_players", "variant", "six_card", "refill", "all_pass", "low")},
+    "scoring": SWITCH_VALUES["scoring"],
     "min_bid": [1, 3],
 }
 NUM_SAMPLED = 30

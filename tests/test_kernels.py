@@ -71,6 +71,11 @@ def test_legal_plays_and_trick_winner_kernels_are_callable_on_their_own(variant:
         assert [c for c in range(52) if int(plays[i]) >> c & 1] == sorted(expected)
 
 
+def test_kernel_field_indices_follow_the_state_fields() -> None:
+    names = list(PedroState.__dataclass_fields__)
+    assert [getattr(kernels, "F_" + name.upper()) for name in names] == list(range(len(names)))
+
+
 def test_state_fields_are_views_of_one_buffer_through_copy_select_and_pickle() -> None:
     config = make_config()
     state = initial_state(config, np.arange(5))
