@@ -19,13 +19,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_search import CONFIGS, play_positions
 
 import pedro_env
 from agents.search import DealScoring, HandSampler, PimcAgent, TrickSearch, card_list, hidden_cards, play_tables
-
 from pedro_env.cards import RuleTables
 from pedro_env.tricks import legal_plays
-from test_search import CONFIGS, play_positions
 
 GOLDEN_FILE = Path(__file__).resolve().parent / "golden" / "search_values.json"
 POSITIONS_PER_CONFIG = 16
@@ -67,7 +66,8 @@ def search_record(name: str) -> list[dict[str, Any]]:
         deals = [list(truth)] + [sampler.sample(rnd) for _ in range(2)]
         for deal in deals[1:]:
             deal[0] = truth[0]
-        scoring = DealScoring(teams, int(view.maker[game]) % teams, int(view.high_bid[game]), config.scoring == "difference")
+        maker_team, bid = int(view.maker[game]) % teams, int(view.high_bid[game])
+        scoring = DealScoring(teams, maker_team, bid, config.scoring == "difference")
         searches = []
         for objective, depth, share in SETTINGS:
             search = TrickSearch(
@@ -78,7 +78,8 @@ def search_record(name: str) -> list[dict[str, Any]]:
             for deal in deals:
                 before = search.nodes
                 values = search.root_values(list(deal), leader, trick, legal, captured)
-                searches.append({"values": {str(c): v for c, v in sorted(values.items())}, "nodes": search.nodes - before})
+                by_card = {str(c): v for c, v in sorted(values.items())}
+                searches.append({"values": by_card, "nodes": search.nodes - before})
         mask = np.zeros(133, dtype=bool)
         for card in card_list(legal):
             mask[81 + card] = True
