@@ -220,7 +220,7 @@ def _bit_intrinsic(name):
     def bit_count(typingctx, x):
         def codegen(context, builder, signature, args):
             (value,) = args
-            flag = [ir.IntType(1)] if name == "cttz" else []  # cttz: is a zero input poison (no: 0)
+            flag = [ir.IntType(1)] if name in ("cttz", "ctlz") else []  # is a zero input poison (no: 0)
             function_type = ir.FunctionType(value.type, [value.type, *flag])
             function = cgutils.get_or_insert_function(builder.module, function_type, f"llvm.{name}.i64")
             return builder.call(function, [value, *(ir.Constant(t, 0) for t in flag)])
@@ -240,9 +240,19 @@ if config.DISABLE_JIT:  # plain Python, for a debugger
         """Index of the lowest set bit of a nonzero uint64 (the lowest card of a card set)."""
         return (int(x) & -int(x)).bit_length() - 1
 
+    def _leading_zeros(x):
+        return 64 - int(x).bit_length()
+
 else:
     popcount = _bit_intrinsic("ctpop")
     lowest_card = _bit_intrinsic("cttz")
+    _leading_zeros = _bit_intrinsic("ctlz")
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def highest_card(x):
+    """Index of the highest set bit of a nonzero uint64 (the highest card id of a card set)."""
+    return 63 - _leading_zeros(x)
 
 
 @njit(cache=True, inline="always")
@@ -316,15 +326,21 @@ def legal_play_set(hand, trump, led_card, tab):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def trick_winner_of(trick, leader, trump, tab):
-    """Seat winning a complete trick: ``trick`` (n,) card per seat, ``leader`` the seat that led."""
-    base = T_BEATS + (trump * 53 + trick[leader]) * 52
+def trick_winner_at(cards, start, n, leader, trump, tab):
+    """Seat winning a complete trick held at ``cards[start : start + n]`` (card per seat); ``leader`` led it."""
+    base = T_BEATS + (trump * 53 + cards[start + leader]) * 52
     best, best_seat = -2, 0
-    for seat in range(trick.shape[0]):
-        strength = tab[base + trick[seat]]
+    for seat in range(n):
+        strength = tab[base + cards[start + seat]]
         if strength > best:
             best, best_seat = strength, seat
     return best_seat
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def trick_winner_of(trick, leader, trump, tab):
+    """Seat winning a complete trick: ``trick`` (n,) card per seat, ``leader`` the seat that led."""
+    return trick_winner_at(trick, 0, trick.shape[0], leader, trump, tab)
 
 
 @njit(cache=True, _nrt=False, inline="always")

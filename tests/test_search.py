@@ -17,13 +17,14 @@ from agents.search import (
     HandSampler,
     HiddenCards,
     PimcAgent,
-    PlayTables,
     TrickSearch,
     card_list,
     hidden_cards,
-    play_tables,
+    search_tables,
 )
+from agents.search.tables import L_POINT_CARDS, L_POINTS
 from arena.match import play_matches
+from pedro_env import kernels
 from pedro_env.cards import RuleTables, str_to_card
 from pedro_env.tricks import legal_plays, trick_winner
 from pedro_env.view import decode_observations
@@ -85,7 +86,7 @@ def play_positions(config_overrides: dict[str, Any], players: str, steps: int, s
 @pytest.mark.parametrize("name", ["default", "two", "three", "dom-top-redeal", "pitch-six", "robs-penalty"])
 def test_sampler_respects_every_constraint(name: str) -> None:
     config = pedro_env.make_config(**CONFIGS[name])
-    tables = play_tables(config.variant)
+    tables = RuleTables.for_variant(config.variant)
     rnd = random.Random(3)
     positions = 0
     for view, game, truth in play_positions(CONFIGS[name], "random", 150, seed=5):
@@ -105,11 +106,11 @@ def test_sampler_respects_every_constraint(name: str) -> None:
                 placed |= hands[seat]
                 for suit in range(4):
                     if voids[seat] >> suit & 1:
-                        assert hands[seat] & tables.suit_set[trump][suit] == 0, "a card of a suit shown void"
+                        assert hands[seat] & int(tables.suit_set[trump][suit]) == 0, "a card of a suit shown void"
             assert placed & ~(hidden.unseen | int(view.open_draws[game])) == 0, "a seen card in a hidden hand"
             dead = hidden.unseen & ~placed
             if config.refill != "dealer_robs" and not config.six_card:
-                assert dead & tables.trump_set[trump] == 0, "a trump in the dead stock"
+                assert dead & int(tables.trump_set[trump]) == 0, "a trump in the dead stock"
             if config.refill == "dealer_robs":
                 assert dead == 0
         positions += 1
@@ -120,7 +121,7 @@ def test_sampler_respects_every_constraint(name: str) -> None:
 def test_kept_trumps_belief_holds_for_the_heuristic(name: str) -> None:
     """The kept_trumps belief is true of players who discard non-trumps first: the true deal always satisfies it."""
     config = pedro_env.make_config(**CONFIGS[name])
-    tables = play_tables(config.variant)
+    tables = RuleTables.for_variant(config.variant)
     floors = 0
     for view, game, truth in play_positions(CONFIGS[name], "rule:heuristic", 120, seed=9):
         hidden = hidden_cards(view, game, tables, kept_trumps=True)
@@ -132,8 +133,8 @@ def test_kept_trumps_belief_holds_for_the_heuristic(name: str) -> None:
 def test_sampler_is_uniform_on_a_small_position() -> None:
     """Two hidden hands of 2 and a dead stock of 1 from 5 cards, one seat void in clubs: every consistent deal
     is equally likely."""
-    trumps = play_tables("cinch").trump_set[2]  # hearts
-    suits = play_tables("cinch").suit_set[2]
+    trumps = int(RuleTables.for_variant("cinch").trump_set[2])  # hearts
+    suits = [int(cards) for cards in RuleTables.for_variant("cinch").suit_set[2]]
     cards = [str_to_card(c) for c in ("2C", "3C", "4D", "6S", "7S")]
     hidden = HiddenCards(
         unseen=sum(1 << c for c in cards),
@@ -158,32 +159,33 @@ def test_sampler_is_uniform_on_a_small_position() -> None:
     assert max(counts.values()) / min(counts.values()) < 1.3
 
 
-def test_move_generator_and_trick_winner_agree_with_the_engine() -> None:
+def test_search_point_sums_are_the_engine_deal_points() -> None:
+    """The search's trick values (its lookups) count a card set as the engine's deal points do, Low left out
+    under ``low="held"`` (Low is scored up front there)."""
     rng = np.random.default_rng(0)
     for variant in ("cinch", "sancho", "dom", "pitch"):
-        engine_tables = RuleTables.build(variant)
-        tables = PlayTables.from_rule_tables(engine_tables)
-        count = 3000
-        hands = np.zeros(count, dtype=np.uint64)
-        for i in range(count):
-            for card in rng.choice(52, size=int(rng.integers(1, 10)), replace=False):
-                hands[i] |= np.uint64(1) << np.uint64(card)
-        trumps = rng.integers(0, 4, size=count)
-        led = np.where(rng.random(count) < 0.2, -1, rng.integers(0, 52, size=count))
-        engine = legal_plays(hands, trumps, led, engine_tables)
-        for i in range(count):
-            assert tables.legal_plays(int(hands[i]), int(trumps[i]), int(led[i])) == int(engine[i])
-        for n in (2, 3, 4):
-            tricks = np.stack([rng.choice(52, size=n, replace=False) for _ in range(count)])
-            leaders = rng.integers(0, n, size=count)
-            engine_winners = trick_winner(tricks, leaders, trumps, engine_tables)
-            for i in range(count):
-                winner = tables.trick_winner([int(c) for c in tricks[i]], int(leaders[i]), int(trumps[i]))
-                assert winner == int(engine_winners[i])
+        tables = RuleTables.for_variant(variant)
+        for trump in range(4):
+            for low_held in (False, True):
+                look = search_tables(variant, trump, low_held)
+                point_cards = int(np.uint64(look[L_POINT_CARDS]))
+                for _ in range(200):
+                    cards = rng.choice(52, size=int(rng.integers(0, 14)), replace=False)
+                    won = sum(1 << int(c) for c in cards)
+                    engine = int(kernels.team_points(np.uint64(won), trump, tables.kernel_table))
+                    if low_held and won >> int(tables.low_card[trump]) & 1:
+                        engine -= 1
+                    assert sum(int(look[L_POINTS + c]) for c in cards) == engine
+                    assert point_cards == sum(1 << c for c in range(52) if look[L_POINTS + c])
+
+
+def legal_set(tables: RuleTables, hand: int, trump: int, led_card: int) -> int:
+    """The engine's legal plays of one hand (Python ints)."""
+    return int(legal_plays(np.array([hand], dtype=np.uint64), np.array([trump]), np.array([led_card]), tables)[0])
 
 
 def minimax(
-    tables: PlayTables,
+    tables: RuleTables,
     search: TrickSearch,
     hands: list[int],
     seat: int,
@@ -191,11 +193,11 @@ def minimax(
     leader: int,
     captured: list[int] | None,
 ) -> float:
-    """Plain minimax to the end of the deal with the tested rules (PlayTables.legal_plays / trick_winner)."""
+    """Plain minimax to the end of the deal with the engine's rules (batch legal_plays / trick_winner)."""
     n, trump = search.n, search.trump
     if len(trick) == n:
         by_seat = [trick[(s - leader) % n] for s in range(n)]
-        winner = tables.trick_winner(by_seat, leader, trump)
+        winner = int(trick_winner(np.array([by_seat]), np.array([leader]), np.array([trump]), tables)[0])
         points = sum(search.points[card] for card in trick)
         if captured is None:
             gained = search.sign[winner] * points
@@ -207,7 +209,7 @@ def minimax(
             return search.scoring.value(captured)
         return minimax(tables, search, hands, winner, [], winner, captured)
     values = []
-    for card in card_list(tables.legal_plays(hands[seat], trump, trick[0] if trick else -1)):
+    for card in card_list(legal_set(tables, hands[seat], trump, trick[0] if trick else -1)):
         hands[seat] ^= 1 << card
         values.append(minimax(tables, search, hands, (seat + 1) % n, trick + [card], leader, captured))
         hands[seat] ^= 1 << card
@@ -239,7 +241,7 @@ def test_alpha_beta_finds_the_known_best_card() -> None:
 @pytest.mark.parametrize("name", ["default", "three", "two", "sancho-held"])
 def test_alpha_beta_equals_plain_minimax(name: str) -> None:
     config = pedro_env.make_config(**CONFIGS[name])
-    tables = play_tables(config.variant)
+    tables = RuleTables.for_variant(config.variant)
     n, teams = config.num_players, config.num_teams
     checked = 0
     for view, game, truth in play_positions(CONFIGS[name], "rule:heuristic", 200, seed=21):
@@ -248,7 +250,7 @@ def test_alpha_beta_equals_plain_minimax(name: str) -> None:
         trump, leader = int(view.trump[game]), int(view.trick_leader[game])
         trick = [int(view.trick[game, (leader + k) % n]) for k in range(n)]
         trick = trick[: trick.index(-1)] if -1 in trick else trick
-        legal = tables.legal_plays(truth[0], trump, trick[0] if trick else -1)
+        legal = legal_set(tables, truth[0], trump, trick[0] if trick else -1)
         scoring = DealScoring(
             teams, int(view.maker[game]) % teams, int(view.high_bid[game]), config.scoring == "difference"
         )

@@ -22,7 +22,7 @@ import pytest
 from test_search import CONFIGS, play_positions
 
 import pedro_env
-from agents.search import DealScoring, HandSampler, PimcAgent, TrickSearch, card_list, hidden_cards, play_tables
+from agents.search import DealScoring, HandSampler, PimcAgent, TrickSearch, card_list, hidden_cards
 from pedro_env.cards import RuleTables
 from pedro_env.tricks import legal_plays
 
@@ -50,8 +50,7 @@ def positions(name: str) -> list[tuple[Any, int, list[int]]]:
 def search_record(name: str) -> list[dict[str, Any]]:
     """The record of one config: per position the searches' values and nodes, and the agent's choice."""
     config = pedro_env.make_config(**CONFIGS[name])
-    tables = play_tables(config.variant)
-    engine_tables = RuleTables.for_variant(config.variant)
+    tables = RuleTables.for_variant(config.variant)
     n, teams = config.num_players, config.num_teams
     agent = PimcAgent(config)
     records = []
@@ -60,7 +59,7 @@ def search_record(name: str) -> list[dict[str, Any]]:
         trick = [int(view.trick[game, (leader + k) % n]) for k in range(n)]
         trick = trick[: trick.index(-1)] if -1 in trick else trick
         led = np.array([trick[0] if trick else -1])
-        legal = int(legal_plays(np.array([truth[0]], dtype=np.uint64), np.array([trump]), led, engine_tables)[0])
+        legal = int(legal_plays(np.array([truth[0]], dtype=np.uint64), np.array([trump]), led, tables)[0])
         rnd = random.Random(number)
         sampler = HandSampler(hidden_cards(view, game, tables))
         deals = [list(truth)] + [sampler.sample(rnd) for _ in range(2)]

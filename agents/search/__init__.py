@@ -3,14 +3,15 @@
 
 One concern a module, imports pointing down the list:
 
-- :mod:`~agents.search.tables`: the rule tables as Python ints and lists (card sets are ints, bit
-  ``card`` per member), built once per variant and trump;
+- :mod:`~agents.search.tables`: card sets as Python ints (bit ``card`` per member), and the lookups the
+  compiled search reads besides the engine's rule tables, built once per variant and trump;
 - :mod:`~agents.search.knowledge`: what the viewer knows about the cards it has not seen, from the
   public view alone (:class:`HiddenCards`, :func:`hidden_cards`);
 - :mod:`~agents.search.sampler`: deals of the unseen cards drawn uniformly among the consistent ones
   (:class:`HandSampler`);
 - :mod:`~agents.search.solver`: alpha-beta over the remaining tricks of one known deal, and the
-  objectives it maximises (:class:`TrickSearch`, :class:`DealScoring`);
+  objectives it maximises (:class:`TrickSearch`, :class:`DealScoring`), compiled over the engine's
+  kernels (:mod:`pedro_env.kernels`: legal plays, the trick winner, deal scoring);
 - :mod:`~agents.search.agent`: the agent that puts them together (:class:`PimcAgent`);
 - :mod:`~agents.search.worlds`: engine states consistent with a view before play (:func:`sample_worlds`),
   weighted by the auction (:func:`auction_weights`);
@@ -29,7 +30,7 @@ from agents.search.knowledge import HiddenCards, hidden_cards
 from agents.search.lookahead import LookaheadAgent, LookaheadStats, turn_digest
 from agents.search.sampler import HandSampler, SamplingError
 from agents.search.solver import POINT_BITS, DealScoring, TrickSearch
-from agents.search.tables import NO_LEAD, PlayTables, TrumpTables, card_list, play_tables, trump_tables
+from agents.search.tables import NO_LEAD, card_list, search_tables
 
 __all__ = [
     "NO_LEAD",
@@ -40,15 +41,12 @@ __all__ = [
     "LookaheadAgent",
     "LookaheadStats",
     "PimcAgent",
-    "PlayTables",
     "SamplingError",
     "SearchStats",
     "TrickSearch",
-    "TrumpTables",
     "card_list",
     "current_trick",
     "hidden_cards",
-    "play_tables",
-    "trump_tables",
+    "search_tables",
     "turn_digest",
 ]

@@ -30,8 +30,9 @@ from agents.base import Agent
 from agents.search.knowledge import HiddenCards, hidden_cards
 from agents.search.sampler import HandSampler, SamplingError
 from agents.search.solver import DealScoring, TrickSearch
-from agents.search.tables import card_list, play_tables
+from agents.search.tables import card_list
 from pedro_env.actions import PLAY_OFFSET
+from pedro_env.cards import RuleTables
 from pedro_env.config import PedroConfig
 from pedro_env.state import PLAY
 from pedro_env.view import PublicView, decode_observations
@@ -101,7 +102,12 @@ class PimcAgent(Agent):
         self.confidence = float(confidence)
         self.max_nodes = int(max_nodes)
         self.contested_share = float(contested_share)
-        self.tables = play_tables(config.variant)
+        self.tables = RuleTables.for_variant(config.variant)
+        # per trump suit, each card's tie-break key among equal values: fewer points, then weaker
+        self._tie_keys = [
+            [(-int(self.tables.points[t, c]), -int(self.tables.trick_strength[t, c])) for c in range(52)]
+            for t in range(4)
+        ]
         self.stats = SearchStats()
         self.heuristic = make_agent(heuristic, config)
 
@@ -131,11 +137,9 @@ class PimcAgent(Agent):
             return cards[0]
         self.stats.decisions += 1
         history = self._sampled_values(view, game, legal, rnd)
-        trump = int(view.trump[game])
-        strength = self.tables.strength[trump]
-        points = self.tables.points[trump]
+        tie_keys = self._tie_keys[int(view.trump[game])]
         # best mean value; ties to the card that gives away the least (fewest points, then weakest)
-        return max(cards, key=lambda card: (round(sum(history[card]), 6), -points[card], -strength[card]))
+        return max(cards, key=lambda card: (round(sum(history[card]), 6), *tie_keys[card]))
 
     def _sampled_values(self, view: PublicView, game: int, legal: int, rnd: random.Random) -> dict[int, list[float]]:
         """``history[card]``: the value of each card of ``legal`` in every deal sampled (one entry per sample,
@@ -155,7 +159,7 @@ class PimcAgent(Agent):
         depth = tricks_left if tricks_left <= self.exact else self.depth
         search = TrickSearch(self.config.variant, trump, n, teams, depth, self.contested_share, low_held, scoring)
         captured = [sum(search.points[card] for card in card_list(int(won))) for won in view.won[game]]
-        low_bit = 1 << self.tables.low_card[trump]
+        low_bit = 1 << int(self.tables.low_card[trump])
         low_played_by = [seat for seat in range(n) if int(view.played[game, seat]) & low_bit]
         history: dict[int, list[float]] = {card: [] for card in card_list(legal)}
         used = 0

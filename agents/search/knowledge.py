@@ -6,14 +6,14 @@
 other seat holds, the cards it knows a seat holds (the maker's face-up draws), the effective suits
 each seat has shown void in, which cards the dead stock can hold, and how many trumps a seat's
 unknown cards can include (at most / at least). Seats are relative to the viewer (``0`` = me, ``1``
-my left, ...); card sets are Python ints (:mod:`agents.search.tables`).
+my left, ...); card sets are Python ints (bit ``card`` set per member).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.search.tables import PlayTables
+from pedro_env.cards import RuleTables
 from pedro_env.view import PublicView
 
 HAND_AT_PLAY = 6  # cards every player holds when play begins
@@ -75,7 +75,7 @@ class HiddenCards:
         return problems
 
 
-def hidden_cards(view: PublicView, game: int, tables: PlayTables, kept_trumps: bool = False) -> HiddenCards:
+def hidden_cards(view: PublicView, game: int, tables: RuleTables, kept_trumps: bool = False) -> HiddenCards:
     """The :class:`HiddenCards` of game ``game`` of a view in the play phase (relative seats).
 
     Inferences, each from public facts only:
@@ -101,8 +101,8 @@ def hidden_cards(view: PublicView, game: int, tables: PlayTables, kept_trumps: b
     config = view.config
     n = config.num_players
     trump = int(view.trump[game])
-    trumps = tables.trump_set[trump]
-    suit_sets = tables.suit_set[trump]
+    trumps = int(tables.trump_set[trump])
+    suit_sets = [int(cards) for cards in tables.suit_set[trump]]
     unseen = _unseen(view, game)
     maker = int(view.maker[game])
     played = [int(x) for x in view.played[game]]

@@ -21,18 +21,56 @@ team's captured points up front. This is exact, not an approximation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from agents.search.tables import NO_LEAD, card_list, play_tables, trump_tables
+import numpy as np
+from numba import njit
+
+from agents.search.tables import (
+    L_ABOVE,
+    L_LEFT_PEDRO_ABOVE,
+    L_LEFT_PEDRO_BIT,
+    L_LEFT_PEDRO_STRENGTH,
+    L_POINT_CARDS,
+    L_POINTS,
+    L_STRENGTH,
+    L_STRONGER,
+    L_TRUMP_SUIT_BITS,
+    NO_LEAD,
+    card_list,
+    search_tables,
+)
+from pedro_env.cards import RuleTables
+from pedro_env.kernels import (
+    T_BEATS,
+    card_bit,
+    highest_card,
+    legal_play_set,
+    lowest_card,
+    score_deal_into,
+    splitmix64,
+    trick_winner_at,
+)
 
 POINT_BITS = 8  # team points packed into one int, 8 bits per team (a deal has at most 23 points)
+POINT_MASK = (1 << POINT_BITS) - 1
 INFINITY = float("inf")
+MAX_MOVES = 16  # a hand holds at most 13 cards at play (six in every variant; room to spare)
+
+# the search's constant inputs, one int64 array (TrickSearch.params)
+S_PLAYERS, S_TEAMS, S_TRUMP, S_BY_SCORE, S_MAKER_TEAM, S_BID, S_SIMPLE, S_TEAM_OF_SEAT = range(8)  # 4 entries
+S_SIGN = S_TEAM_OF_SEAT + 4  # 4 entries: +1 my side, -1 the others
+S_SIZE = S_SIGN + 4
+
+# transposition table: key the four hands, then tricks_left | seat << 8 | acc << 16; value, bound (0 exact,
+# 1 lower, -1 upper); the hash multipliers of the key's words
+_HASH = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93], dtype=np.uint64)
 
 
 @dataclass(frozen=True)
 class DealScoring:
-    """How a deal's points turn into score changes (docs/rules.md section 7), relative teams (0 = mine)."""
+    """How a deal's points turn into score changes (docs/rules.md section 7), relative teams (0 = mine): the
+    engine's scoring (:func:`pedro_env.kernels.score_deal_into`)."""
 
     num_teams: int
     maker_team: int
@@ -41,22 +79,449 @@ class DealScoring:
 
     def value(self, team_points: list[int]) -> float:
         """My team's score change minus the mean of the other teams' for a deal ending with ``team_points``."""
-        maker = self.maker_team
-        if team_points[maker] >= self.bid:
-            if self.difference:
-                return float(team_points[0] - team_points[1])
-            deltas = list(team_points)
+        points = np.asarray(team_points, dtype=np.int64)
+        delta = np.zeros(self.num_teams, dtype=np.int64)
+        score_deal_into(points, self.maker_team, self.bid, not self.difference, delta)
+        return float(_score_value(delta))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _score_value(delta):
+    """Team 0's score change less the mean of the others' (delta (T,))."""
+    others = 0
+    for team in range(1, delta.shape[0]):
+        others += delta[team]
+    return delta[0] - others / (delta.shape[0] - 1)
+
+
+@njit(cache=True, _nrt=False)
+def _final_value(packed, params, points, delta):
+    """The deal's value (:func:`_score_value` of the engine's scoring) for these packed team points; ``points``
+    and ``delta`` (T,) int64 scratch."""
+    for team in range(points.shape[0]):
+        points[team] = packed >> (POINT_BITS * team) & POINT_MASK
+    score_deal_into(points, params[S_MAKER_TEAM], params[S_BID], params[S_SIMPLE] != 0, delta)
+    return _score_value(delta)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _point_sum(cards, look):
+    """Trick value of a card set."""
+    total = 0
+    while cards:
+        card = lowest_card(cards)
+        total += look[L_POINTS + card]
+        cards ^= card_bit(card)
+    return total
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _top_trump(cards, look):
+    """Strength of the highest trump in ``cards`` (-1 if none): bit order is strength order in the trump
+    suit, and the left Pedro sits just below the right one."""
+    suit_trumps = cards & np.uint64(look[L_TRUMP_SUIT_BITS])
+    top = look[L_STRENGTH + highest_card(suit_trumps)] if suit_trumps else -1
+    left = look[L_LEFT_PEDRO_STRENGTH]
+    if cards & np.uint64(look[L_LEFT_PEDRO_BIT]) and top < left:
+        return left
+    return top
+
+
+@njit(cache=True, _nrt=False)
+def _held_points(hands, packed, params, look):
+    """``(certain, contested)`` over the point cards still held (TrickSearch docstring): ``certain`` my
+    side's certain points less the others' (``packed``: each team's, POINT_BITS per team)."""
+    n, teams = params[S_PLAYERS], params[S_TEAMS]
+    point_cards = np.uint64(look[L_POINT_CARDS])
+    if teams == 2:
+        mine, theirs = hands[0], hands[1]
+        if n == 4:
+            mine |= hands[2]
+            theirs |= hands[3]
+        my_points, their_points = mine & point_cards, theirs & point_cards
+        my_safe = their_safe = 0
+        if my_points:
+            my_safe = _point_sum(my_points & np.uint64(look[L_STRONGER + _top_trump(theirs, look) + 1]), look)
+        if their_points:
+            their_safe = _point_sum(their_points & np.uint64(look[L_STRONGER + _top_trump(mine, look) + 1]), look)
+        contested = _point_sum(my_points, look) + _point_sum(their_points, look) - my_safe - their_safe
+        if packed:
+            return my_safe + (their_safe << POINT_BITS), contested
+        return my_safe - their_safe, contested
+    certain = contested = 0
+    for team in range(teams):  # one seat a team
+        held = hands[team] & point_cards
+        if held:
+            top_elsewhere = -1
+            for other in range(teams):
+                if other != team:
+                    top_elsewhere = max(top_elsewhere, _top_trump(hands[other], look))
+            safe = _point_sum(held & np.uint64(look[L_STRONGER + top_elsewhere + 1]), look)
+            if packed:
+                certain += safe << (POINT_BITS * team)
+            else:
+                certain += safe if team == 0 else -safe
+            contested += _point_sum(held, look) - safe
+    return certain, contested
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _beats(tab, trump, led, card):
+    """Strength of ``card`` in a trick led by ``led`` (-1: it cannot win), the engine's trick table."""
+    return tab[T_BEATS + (trump * 53 + led) * 52 + card]
+
+
+@njit(cache=True, _nrt=False)
+def _order_moves(moves, keys, d, legal_cards, alive, seat, led, best_strength, best_seat, params, look, tab):
+    """The legal cards worth trying into ``moves[d]``, in search order (``keys[d]`` scratch); returns their count
+    (class docstring of TrickSearch: interchangeable cards skipped; leading the strongest first; feeding my side's trick
+    point cards first, then the weakest; against the other side the cheapest winner first, then the
+    weakest losers, point cards last). Sorts are stable (ties keep increasing card order)."""
+    if not legal_cards & (legal_cards - np.uint64(1)):
+        moves[d, 0] = lowest_card(legal_cards)
+        return 1
+    count = 0
+    rest = legal_cards
+    left_bit = np.uint64(look[L_LEFT_PEDRO_BIT])
+    while rest:
+        card = lowest_card(rest)
+        rest ^= card_bit(card)
+        if look[L_POINTS + card] == 0:
+            higher = alive & np.uint64(look[L_ABOVE + card])
+            next_bit = higher & (~higher + np.uint64(1))
+            if look[L_LEFT_PEDRO_ABOVE + card] and alive & left_bit:
+                if not next_bit or look[L_STRENGTH + lowest_card(next_bit)] > look[L_LEFT_PEDRO_STRENGTH]:
+                    next_bit = left_bit
+            if next_bit & legal_cards and look[L_POINTS + lowest_card(next_bit)] == 0:
+                continue
+        moves[d, count] = card
+        count += 1
+    if count < 2:
+        return count
+    trump = params[S_TRUMP]
+    winners = 0
+    if best_seat < 0:
+        for i in range(count):
+            keys[d, i] = look[L_STRENGTH + moves[d, i]]
+    elif params[S_TEAM_OF_SEAT + best_seat] == params[S_TEAM_OF_SEAT + seat]:
+        for i in range(count):
+            card = moves[d, i]
+            keys[d, i] = 64 * look[L_POINTS + card] - _beats(tab, trump, led, card)
+    else:
+        # winners first (in card order), the losers after them
+        write = 0
+        for i in range(count):
+            if _beats(tab, trump, led, moves[d, i]) > best_strength:
+                card = moves[d, i]
+                for j in range(i, write, -1):
+                    moves[d, j] = moves[d, j - 1]
+                moves[d, write] = card
+                write += 1
+        winners = write
+        # the cheapest winner first (ascending strength, stable)
+        for i in range(1, winners):
+            card = moves[d, i]
+            key = _beats(tab, trump, led, card)
+            j = i - 1
+            while j >= 0 and _beats(tab, trump, led, moves[d, j]) > key:
+                moves[d, j + 1] = moves[d, j]
+                j -= 1
+            moves[d, j + 1] = card
+        for i in range(winners, count):
+            card = moves[d, i]
+            keys[d, i] = -_beats(tab, trump, led, card) - 64 * look[L_POINTS + card]
+    # descending keys, stable, over moves[d, winners:count]
+    for i in range(winners + 1, count):
+        card, key = moves[d, i], keys[d, i]
+        j = i - 1
+        while j >= winners and keys[d, j] < key:
+            moves[d, j + 1], keys[d, j + 1] = moves[d, j], keys[d, j]
+            j -= 1
+        moves[d, j + 1], keys[d, j + 1] = card, key
+    return count
+
+
+# a search frame (one per card played since the root), fields of its three rows
+(F_SEAT, F_LED, F_BEST_STRENGTH, F_BEST_SEAT, F_TRICK_POINTS, F_IN_TRICK, F_TRICKS_LEFT, F_ACC, F_COUNT, F_NEXT,
+ F_GAINED) = range(11)  # fmt: skip  # int64 row
+F_ALIVE, F_HAND = 5, 6  # uint64 row: the table key (five words), then these
+F_ALPHA, F_BETA, F_ALPHA0, F_BETA0, F_BEST = range(5)  # float64 row
+MAX_PLY = 32  # cards in hands at play, plus one
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _store_frame(d, seat, led, best_strength, best_seat, trick_points, in_trick, alive, tricks_left, acc, alpha, beta,
+                 count, fi, fu, ff, params):  # fmt: skip
+    fi[d, F_SEAT], fi[d, F_LED], fi[d, F_BEST_STRENGTH], fi[d, F_BEST_SEAT] = seat, led, best_strength, best_seat
+    fi[d, F_TRICK_POINTS], fi[d, F_IN_TRICK] = trick_points, in_trick
+    fi[d, F_TRICKS_LEFT], fi[d, F_ACC] = tricks_left, acc
+    fi[d, F_COUNT], fi[d, F_NEXT], fi[d, F_GAINED] = count, 0, 0
+    fu[d, F_ALIVE] = alive
+    ff[d, F_ALPHA], ff[d, F_BETA], ff[d, F_ALPHA0], ff[d, F_BETA0] = alpha, beta, alpha, beta
+    ff[d, F_BEST] = -np.inf if params[S_SIGN + seat] > 0 else np.inf
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _enter(d, seat, led, best_strength, best_seat, trick_points, in_trick, alive, tricks_left, acc, alpha, beta,
+           hands, fi, fu, ff, moves, keys, table_keys, table_values, table_used, params, look, tab, points,
+           delta):  # fmt: skip
+    """Open the node with ``seat`` to act as frame ``d``: ``(True, value)`` when the transposition table or the
+    certain / contested bounds settle it at a trick start, else ``(False, 0.0)`` with the frame's cards to try
+    in ``moves[d]``. Arguments as the frame fields (:func:`_root_values`)."""
+    hand = hands[seat]
+    fu[d, F_HAND] = hand
+    if in_trick:
+        legal_cards = legal_play_set(hand, params[S_TRUMP], led, tab)
+    else:
+        legal_cards = hand
+        word = np.uint64(tricks_left | seat << 8 | acc << 16)
+        fu[d, 0], fu[d, 1], fu[d, 2], fu[d, 3], fu[d, 4] = hands[0], hands[1], hands[2], hands[3], word
+        alive = hands[0] | hands[1] | hands[2] | hands[3]
+        slot = _slot_of(table_keys, table_used, hands[0], hands[1], hands[2], hands[3], word)
+        if table_used[slot]:
+            value, bound = table_values[slot, 0], table_values[slot, 1]
+            if bound == 0.0 or (bound == 1.0 and value >= beta) or (bound == -1.0 and value <= alpha):
+                return True, value
+        by_score = params[S_BY_SCORE] != 0
+        certain, contested = _held_points(hands, by_score, params, look)
+        if by_score:
+            if contested == 0:
+                return True, _final_value(acc + certain, params, points, delta)
+            if params[S_TEAMS] == 2:
+                upper = _final_value(acc + certain + contested, params, points, delta)
+                if upper <= alpha:
+                    return True, upper
+                lower = _final_value(acc + certain + (contested << POINT_BITS), params, points, delta)
+                if lower >= beta:
+                    return True, lower
         else:
-            deltas = list(team_points)
-            deltas[maker] = -self.bid
-        return deltas[0] - sum(deltas[1:]) / (self.num_teams - 1)
+            if contested == 0:
+                return True, float(certain)
+            if certain + contested <= alpha:
+                return True, float(certain + contested)
+            if certain - contested >= beta:
+                return True, float(certain - contested)
+    count = _order_moves(moves, keys, d, legal_cards, alive, seat, led, best_strength, best_seat, params, look, tab)
+    _store_frame(d, seat, led, best_strength, best_seat, trick_points, in_trick, alive, tricks_left, acc, alpha, beta,
+                 count, fi, fu, ff, params)  # fmt: skip
+    return False, 0.0
+
+
+TABLE_START = 1 << 12  # first capacity of a transposition table (slots, a power of two; it doubles at half full)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _slot_of(table_keys, table_used, w0, w1, w2, w3, w4):
+    """The slot of the key ``(w0 .. w4)`` in an open-addressing table: where it is, else the free slot where it
+    would go (linear probing; the capacity is a power of two)."""
+    mask = np.uint64(table_keys.shape[0] - 1)
+    mixed = w0 * _HASH[0] ^ w1 * _HASH[1] ^ w2 * _HASH[2] ^ w3 * _HASH[3] ^ w4
+    slot = splitmix64(mixed) & mask
+    while table_used[slot]:
+        if (
+            table_keys[slot, 0] == w0
+            and table_keys[slot, 1] == w1
+            and table_keys[slot, 2] == w2
+            and table_keys[slot, 3] == w3
+            and table_keys[slot, 4] == w4
+        ):
+            return slot
+        slot = (slot + np.uint64(1)) & mask
+    return slot
+
+
+@njit(cache=True)
+def _grown(table_keys, table_values, table_used):
+    """The table's entries in one of twice the capacity."""
+    keys = np.zeros((2 * table_keys.shape[0], 5), dtype=np.uint64)
+    values = np.zeros((2 * table_keys.shape[0], 2), dtype=np.float64)
+    used = np.zeros(2 * table_keys.shape[0], dtype=np.uint8)
+    for old in range(table_keys.shape[0]):
+        if table_used[old]:
+            w = table_keys[old]
+            slot = _slot_of(keys, used, w[0], w[1], w[2], w[3], w[4])
+            keys[slot] = w
+            values[slot] = table_values[old]
+            used[slot] = 1
+    return keys, values, used
+
+
+@njit(cache=True, _nrt=False)
+def _search(d, hands, trick_cards, moves, keys, fi, fu, ff, counter, table_keys, table_values, table_used,
+            table_count, params, look, tab, spread, points, delta, out):  # fmt: skip
+    """Run the search of :func:`_root_values` from frame ``d`` until the root's frame is done (returns -1) or the
+    transposition table must grow before frame ``d`` can be stored (returns ``d``, to resume from there)."""
+    n = params[S_PLAYERS]
+    trump = params[S_TRUMP]
+    by_score = params[S_BY_SCORE] != 0
+    while True:
+        value = 0.0
+        if fi[d, F_NEXT] < fi[d, F_COUNT]:
+            card = moves[d, fi[d, F_NEXT]]
+            fi[d, F_NEXT] += 1
+            seat, in_trick, tl = fi[d, F_SEAT], fi[d, F_IN_TRICK], fi[d, F_TRICKS_LEFT]
+            hands[seat] = fu[d, F_HAND] ^ card_bit(card)
+            trick_cards[tl * 4 + seat] = card
+            if in_trick == 0:
+                led_now, strength_now, seat_now = card, _beats(tab, trump, card, card), seat
+            else:
+                led_now = fi[d, F_LED]
+                strength_now = _beats(tab, trump, led_now, card)
+                seat_now = seat
+                if strength_now <= fi[d, F_BEST_STRENGTH]:
+                    strength_now, seat_now = fi[d, F_BEST_STRENGTH], fi[d, F_BEST_SEAT]
+            points_now = fi[d, F_TRICK_POINTS] + look[L_POINTS + card]
+            alpha, beta = ff[d, F_ALPHA], ff[d, F_BETA]
+            next_seat = seat + 1 if seat + 1 < n else 0
+            gained = 0
+            settled, child = False, 0.0
+            opens = True  # whether the card opens a node (else ``value`` is its value already)
+            if in_trick + 1 == n:  # the trick's last card: its winner takes the points and leads the next
+                winner = trick_winner_at(trick_cards, tl * 4, n, next_seat, trump, tab)
+                if by_score:
+                    acc_now = fi[d, F_ACC] + (points_now << (POINT_BITS * params[S_TEAM_OF_SEAT + winner]))
+                    if hands[winner] == 0:
+                        value, opens = _final_value(acc_now, params, points, delta), False
+                    else:
+                        settled, child = _enter(d + 1, winner, NO_LEAD, -1, -1, 0, 0, np.uint64(0), tl - 1, acc_now,
+                                                alpha, beta, hands, fi, fu, ff, moves, keys, table_keys,
+                                                table_values, table_used, params, look, tab, points,
+                                                delta)  # fmt: skip
+                else:
+                    gained = params[S_SIGN + winner] * points_now
+                    if hands[winner] == 0:
+                        value, opens = float(gained), False
+                    elif tl == 1:
+                        certain, contested = _held_points(hands, False, params, look)
+                        value, opens = (gained + certain) + spread * contested, False
+                    else:
+                        settled, child = _enter(d + 1, winner, NO_LEAD, -1, -1, 0, 0, np.uint64(0), tl - 1, 0,
+                                                alpha - gained, beta - gained, hands, fi, fu, ff, moves, keys,
+                                                table_keys, table_values, table_used, params, look, tab, points,
+                                                delta)  # fmt: skip
+            else:
+                settled, child = _enter(d + 1, next_seat, led_now, strength_now, seat_now, points_now, in_trick + 1,
+                                        fu[d, F_ALIVE], tl, fi[d, F_ACC], alpha, beta, hands, fi, fu, ff, moves, keys,
+                                        table_keys, table_values, table_used, params, look, tab, points,
+                                        delta)  # fmt: skip
+            if opens:
+                counter[0] += 1
+                if settled:
+                    value = gained + child
+                else:
+                    fi[d, F_GAINED] = gained
+                    d += 1
+                    continue
+        else:  # frame d is done: store a trick start's value, hand it to the frame below
+            best = ff[d, F_BEST]
+            if d == 0:
+                return -1
+            if fi[d, F_IN_TRICK] == 0:
+                if 2 * (table_count[0] + 1) > table_keys.shape[0]:
+                    return d  # the table must grow first; the frame is stored when the search resumes here
+                alpha0, beta0 = ff[d, F_ALPHA0], ff[d, F_BETA0]
+                slot = _slot_of(table_keys, table_used, fu[d, 0], fu[d, 1], fu[d, 2], fu[d, 3], fu[d, 4])
+                if not table_used[slot]:
+                    table_used[slot] = 1
+                    for word in range(5):
+                        table_keys[slot, word] = fu[d, word]
+                    table_count[0] += 1
+                table_values[slot, 0] = best
+                table_values[slot, 1] = 0.0 if alpha0 < best < beta0 else (1.0 if best >= beta0 else -1.0)
+            d -= 1
+            value = fi[d, F_GAINED] + best
+        # frame d's last card is answered with ``value``
+        hands[fi[d, F_SEAT]] = fu[d, F_HAND]
+        if d == 0:
+            out[moves[0, fi[0, F_NEXT] - 1]] = value
+            continue
+        if params[S_SIGN + fi[d, F_SEAT]] > 0:
+            if value > ff[d, F_BEST]:
+                ff[d, F_BEST] = value
+                if value > ff[d, F_ALPHA]:
+                    ff[d, F_ALPHA] = value
+        else:
+            if value < ff[d, F_BEST]:
+                ff[d, F_BEST] = value
+                if value < ff[d, F_BETA]:
+                    ff[d, F_BETA] = value
+        if ff[d, F_ALPHA] >= ff[d, F_BETA]:
+            fi[d, F_NEXT] = fi[d, F_COUNT]
+
+
+@njit(cache=True)
+def _root_values(hands, leader, trick, legal, tricks_left, acc, counter, table_keys, table_values, table_used,
+                 table_count, params, look, tab, spread, out):  # fmt: skip
+    """Fill ``out[card]`` with the exact value of every card of ``legal`` (uint64) for the seat after ``trick``'s
+    cards (play order from ``leader``; -1 entries unused); returns the nodes visited and the transposition table
+    (keys (C, 5) uint64, values (C, 2) value and bound, used (C,) uint8; ``table_count[0]`` its entries),
+    which is a new one when it had to grow.
+
+    Alpha-beta (TrickSearch docstring) with an explicit stack of frames, one per card played since the root
+    (``fi`` / ``fu`` / ``ff`` rows, fields ``F_*``): a frame tries its cards in order; a card either ends the
+    search there (a deal's end, the depth's end, a settled trick start) or opens the next frame, whose best
+    value comes back to it (plus the points its trick gained, objective ``points``). ``hands`` (4,) uint64 is
+    scratch space, restored on return; ``counter[0]`` counts the nodes visited."""
+    n = params[S_PLAYERS]
+    trump = params[S_TRUMP]
+    trick_cards = np.zeros((tricks_left + 1) * 4, dtype=np.int64)  # [tricks_left * 4 + seat]: the tricks in play
+    moves = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
+    keys = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
+    fi = np.zeros((MAX_PLY, 11), dtype=np.int64)
+    fu = np.zeros((MAX_PLY, 7), dtype=np.uint64)
+    ff = np.zeros((MAX_PLY, 5), dtype=np.float64)
+    points = np.zeros(params[S_TEAMS], dtype=np.int64)
+    delta = np.zeros(params[S_TEAMS], dtype=np.int64)
+    # the root: the trick so far, then every legal card in increasing order, nothing cut
+    led, best_strength, best_seat, trick_points = NO_LEAD, -1, -1, 0
+    alive = hands[0] | hands[1] | hands[2] | hands[3]
+    in_trick = 0
+    for offset in range(n):
+        card = trick[offset]
+        if card < 0:
+            break
+        if offset == 0:
+            led = card
+        seat = (leader + offset) % n
+        strength = _beats(tab, trump, led, card)
+        if strength > best_strength:
+            best_strength, best_seat = strength, seat
+        trick_points += look[L_POINTS + card]
+        alive |= card_bit(card)
+        trick_cards[tricks_left * 4 + seat] = card
+        in_trick += 1
+    count = 0
+    rest = legal
+    while rest:
+        card = lowest_card(rest)
+        rest ^= card_bit(card)
+        moves[0, count] = card
+        count += 1
+    root_seat = (leader + in_trick) % n
+    fu[0, F_HAND] = hands[root_seat]
+    _store_frame(0, root_seat, led, best_strength, best_seat, trick_points, in_trick, alive, tricks_left, acc,
+                 -np.inf, np.inf, count, fi, fu, ff, params)  # fmt: skip
+    before = counter[0]
+    counter[0] += 1
+    d = 0
+    while True:
+        d = _search(d, hands, trick_cards, moves, keys, fi, fu, ff, counter, table_keys, table_values, table_used,
+                    table_count, params, look, tab, spread, points, delta, out)  # fmt: skip
+        if d < 0:
+            break
+        table_keys, table_values, table_used = _grown(table_keys, table_values, table_used)
+    return counter[0] - before, table_keys, table_values, table_used
 
 
 class TrickSearch:
     """Alpha-beta over the remaining tricks of one fully known deal (relative seats, seat 0 = the searcher).
 
     ``hands[seat]`` int card sets; the current trick is ``trick_cards`` (cards in play order from
-    ``leader``). :meth:`root_values` returns the value of each legal card of the seat to act.
+    ``leader``). :meth:`root_values` returns the value of each legal card of the seat to act. The search
+    is compiled (:func:`_root_values`); it reads the rules from the engine's kernels (legal plays
+    :func:`~pedro_env.kernels.legal_play_set`, the trick winner :func:`~pedro_env.kernels.trick_winner_at`,
+    deal scoring :func:`~pedro_env.kernels.score_deal_into`) and its own lookups from
+    :func:`~agents.search.tables.search_tables`.
 
     Objectives (module docstring): ``points`` searches ``depth`` tricks (the current one counts) and
     adds the static estimate beyond; the value is additive (points to come), so the transposition
@@ -90,9 +555,9 @@ class TrickSearch:
         low_held: bool = False,
         scoring: DealScoring | None = None,
     ) -> None:
-        self.tables = play_tables(variant)
-        self.lookups = trump_tables(variant, trump, low_held)
-        self.points = self.lookups.points
+        self.tab = RuleTables.for_variant(variant).kernel_table
+        self.look = search_tables(variant, trump, low_held)
+        self.points = [int(x) for x in self.look[L_POINTS : L_POINTS + 52]]
         self.trump = trump
         self.n = num_players
         self.num_teams = num_teams
@@ -101,10 +566,25 @@ class TrickSearch:
         self.depth = depth
         self.contested_share = contested_share
         self.scoring = scoring
-        self.transpositions: dict[int, tuple[float, int]] = {}
-        self.final_values: dict[int, float] = {}
-        self.distinct_moves: dict[int, list[int]] = {}  # (legal cards, cards in play) -> cards worth trying
+        params = np.zeros(S_SIZE, dtype=np.int64)
+        params[S_PLAYERS], params[S_TEAMS], params[S_TRUMP] = num_players, num_teams, trump
+        if scoring is not None:
+            params[S_MAKER_TEAM], params[S_BID] = scoring.maker_team, scoring.bid
+            params[S_SIMPLE] = not scoring.difference
+        params[S_TEAM_OF_SEAT : S_TEAM_OF_SEAT + num_players] = self.team
+        params[S_SIGN : S_SIGN + num_players] = self.sign
+        self.params = params
+        self._table = (
+            np.zeros((TABLE_START, 5), dtype=np.uint64),
+            np.zeros((TABLE_START, 2), dtype=np.float64),
+            np.zeros(TABLE_START, dtype=np.uint8),
+        )
+        self._table_count = np.zeros(1, dtype=np.int64)
         self.nodes = 0
+        self._counter = np.zeros(1, dtype=np.int64)
+        self._hands = np.zeros(4, dtype=np.uint64)
+        self._trick = np.full(4, -1, dtype=np.int64)
+        self._out = np.zeros(52, dtype=np.float64)
 
     def root_values(
         self, hands: list[int], leader: int, trick_cards: list[int], legal: int, captured: list[int] | None = None
@@ -112,344 +592,21 @@ class TrickSearch:
         """Value of each card of ``legal`` for the seat to act (seat ``(leader + len(trick_cards)) % n``).
 
         ``captured[team]``: points each team has already captured (only the ``score`` objective uses
-        them). ``hands`` is used as scratch space and restored.
-        """
+        them)."""
         seat = (leader + len(trick_cards)) % self.n
         by_score = self.scoring is not None and self.depth >= hands[seat].bit_count()
-        counter = [0]
-        node = self._node_function(hands, legal, by_score, counter)
-        led, best_strength, best_seat, trick_points, alive = self._trick_so_far(hands, leader, trick_cards)
-        acc = self._packed_points(captured) if by_score else 0
-        values: dict[int, float] = {}
-        node(
-            seat, led, best_strength, best_seat, trick_points, len(trick_cards), alive, max(1, self.depth), acc,
-            -INFINITY, INFINITY, values,
+        self.params[S_BY_SCORE] = by_score
+        self._hands[: self.n] = hands
+        self._trick[:] = -1
+        self._trick[: len(trick_cards)] = trick_cards
+        acc = 0
+        if by_score:
+            for team, team_points in enumerate(captured or []):
+                acc += team_points << (POINT_BITS * team)
+        nodes, *self._table = _root_values(
+            self._hands, leader, self._trick, np.uint64(legal), max(1, self.depth), acc, self._counter,
+            *self._table, self._table_count, self.params, self.look, self.tab, 2.0 * self.contested_share - 1.0,
+            self._out,
         )  # fmt: skip
-        self.nodes += counter[0]
-        return values
-
-    def _trick_so_far(self, hands: list[int], leader: int, trick_cards: list[int]) -> tuple[int, int, int, int, int]:
-        """The current trick as :meth:`_node_function`'s ``node`` takes it: ``(led, best_strength, best_seat,
-        trick_points, alive)``, ``led`` :data:`NO_LEAD` and the best -1 before anyone plays, ``alive`` the
-        cards in hands or in the trick."""
-        beats = self.tables.beats[self.trump]
-        points = self.lookups.points
-        led = trick_cards[0] if trick_cards else NO_LEAD
-        best_strength, best_seat, trick_points, alive = -1, -1, 0, 0
-        for offset, card in enumerate(trick_cards):
-            if beats[led][card] > best_strength:
-                best_strength, best_seat = beats[led][card], (leader + offset) % self.n
-            trick_points += points[card]
-            alive |= 1 << card
-        for hand in hands:
-            alive |= hand
-        return led, best_strength, best_seat, trick_points, alive
-
-    def _packed_points(self, captured: list[int] | None) -> int:
-        """``captured[team]`` packed into one int, :data:`POINT_BITS` per team (0 when None)."""
-        packed = 0
-        for team, team_points in enumerate(captured or []):
-            packed += team_points << (POINT_BITS * team)
-        return packed
-
-    def _node_function(self, hands: list[int], legal: int, by_score: bool, counter: list[int]) -> Callable[..., float]:
-        """The alpha-beta recursion ``node(...) -> value`` over ``hands`` (scratch space, restored on return).
-
-        Its helpers are closures over the same lists, so the inner loop reads only local names:
-        ``moves`` (:meth:`_moves_function`), ``cutoff`` at trick starts (:meth:`_cutoff_function`) and
-        ``trick_end`` after a trick's last card (:meth:`_trick_end_function`, which recurses into
-        ``node``). ``legal`` the root's cards; ``counter[0]`` counts the nodes visited.
-        """
-        n = self.n
-        follow = self.tables.follow[self.trump]
-        allowed = self.tables.trump_allowed[self.trump]
-        beats = self.tables.beats[self.trump]
-        points = self.lookups.points
-        sign = self.sign
-        tt = self.transpositions
-        moves = self._moves_function()
-        cutoff = self._cutoff_function(hands, by_score)
-        key_shift = 5 + 52 * n  # the packed points go above the hands in a table key
-
-        def node(
-            seat: int,
-            led: int,
-            best_strength: int,
-            best_seat: int,
-            trick_points: int,
-            in_trick: int,
-            alive: int,
-            tricks_left: int,
-            acc: int,
-            alpha: float,
-            beta: float,
-            record: dict[int, float] | None = None,
-        ) -> float:
-            """Value with ``seat`` to act; ``led`` the led card (NO_LEAD at a trick start), ``best_*`` the
-            trick's winning strength and seat so far, ``alive`` the cards in hands or in the current trick,
-            ``acc`` the packed points captured so far (``score`` objective; 0 otherwise). With ``record``
-            (the root) every card of ``legal`` gets its exact value stored there and nothing is cut."""
-            counter[0] += 1
-            hand = hands[seat]
-            key = 0
-            if in_trick:
-                follows = hand & follow[led]
-                legal_cards = follows | (hand & allowed[led]) if follows else hand
-            else:
-                legal_cards = hand
-                if record is None:
-                    key = tricks_left | seat << 3 | acc << key_shift
-                    offset = 5
-                    alive = 0
-                    for h in hands:
-                        key |= h << offset
-                        offset += 52
-                        alive |= h
-                    settled = cutoff(key, acc, alpha, beta)
-                    if settled is not None:
-                        return settled
-            maximizing = sign[seat] > 0
-            alpha0, beta0 = alpha, beta
-            best = -INFINITY if maximizing else INFINITY
-            last_card = in_trick + 1 == n
-            next_seat = (seat + 1) % n
-            if record is not None:
-                cards = card_list(legal)
-            else:
-                cards = moves(legal_cards, alive, seat, led, best_strength, best_seat)
-            for card in cards:
-                hands[seat] = hand ^ (1 << card)
-                # play the card: update the trick's led card, winner and points
-                if in_trick == 0:
-                    led_now, strength_now, seat_now = card, beats[card][card], seat
-                else:
-                    led_now = led
-                    strength_now = beats[led][card]
-                    if strength_now > best_strength:
-                        seat_now = seat
-                    else:
-                        strength_now, seat_now = best_strength, best_seat
-                points_now = trick_points + points[card]
-                if last_card:
-                    value = trick_end(seat_now, points_now, tricks_left, acc, alpha, beta)
-                else:
-                    value = node(
-                        next_seat, led_now, strength_now, seat_now, points_now, in_trick + 1, alive, tricks_left,
-                        acc, alpha, beta,
-                    )  # fmt: skip
-                hands[seat] = hand
-                if record is not None:
-                    record[card] = value
-                    continue
-                if maximizing:
-                    if value > best:
-                        best = value
-                        if best > alpha:
-                            alpha = best
-                else:
-                    if value < best:
-                        best = value
-                        if best < beta:
-                            beta = best
-                if alpha >= beta:
-                    break
-            if in_trick == 0 and record is None:
-                tt[key] = (best, 0 if alpha0 < best < beta0 else (1 if best >= beta0 else -1))
-            return best
-
-        trick_end = self._trick_end_function(hands, by_score, node)  # bound after node: the two recurse
-        return node
-
-    def _cutoff_function(self, hands: list[int], by_score: bool) -> Callable[[int, int, float, float], float | None]:
-        """``cutoff(key, acc, alpha, beta)`` at a trick start with ``hands`` dealt: the value when the
-        transposition table entry ``key`` or the certain / contested bounds (class docstring) settle it,
-        else None. ``acc`` the packed points captured so far."""
-        tt = self.transpositions
-        held_points = self._held_points_function()
-        final_value = self._final_value
-        two_teams = self.num_teams == 2
-
-        def cutoff(key: int, acc: int, alpha: float, beta: float) -> float | None:
-            entry = tt.get(key)
-            if entry is not None:
-                value, bound = entry
-                if bound == 0 or (bound > 0 and value >= beta) or (bound < 0 and value <= alpha):
-                    return value
-            certain, contested = held_points(hands, by_score)
-            if by_score:
-                if contested == 0:
-                    return final_value(acc + certain)
-                if two_teams:
-                    upper = final_value(acc + certain + contested)
-                    if upper <= alpha:
-                        return upper
-                    lower = final_value(acc + certain + (contested << POINT_BITS))
-                    if lower >= beta:
-                        return lower
-                return None
-            if contested == 0:
-                return certain
-            if certain + contested <= alpha:
-                return certain + contested
-            if certain - contested >= beta:
-                return certain - contested
-            return None
-
-        return cutoff
-
-    def _trick_end_function(
-        self, hands: list[int], by_score: bool, node: Callable[..., float]
-    ) -> Callable[[int, int, int, int, float, float], float]:
-        """``trick_end(winner, trick_points, tricks_left, acc, alpha, beta)``: the value once a trick's last
-        card is played (``tricks_left`` counting that trick): ``winner`` takes ``trick_points`` and leads
-        the next trick (searched by ``node``), unless the deal ends or, objective ``points``, the depth
-        runs out and the static estimate values the cards still held."""
-        sign = self.sign
-        shift = [POINT_BITS * t for t in self.team]  # seat -> bit offset of its team's points in the packed int
-        held_points = self._held_points_function()
-        final_value = self._final_value
-        contested_share = 2.0 * self.contested_share - 1.0
-
-        def trick_end(winner: int, trick_points: int, tricks_left: int, acc: int, alpha: float, beta: float) -> float:
-            if by_score:
-                acc_now = acc + (trick_points << shift[winner])
-                if hands[winner] == 0:
-                    return final_value(acc_now)
-                return node(winner, NO_LEAD, -1, -1, 0, 0, 0, tricks_left - 1, acc_now, alpha, beta)
-            gained = sign[winner] * trick_points
-            if hands[winner] == 0:
-                return gained
-            if tricks_left == 1:
-                certain, contested = held_points(hands, False)
-                return gained + certain + contested_share * contested
-            return gained + node(winner, NO_LEAD, -1, -1, 0, 0, 0, tricks_left - 1, 0, alpha - gained, beta - gained)
-
-        return trick_end
-
-    def _moves_function(self) -> Callable[[int, int, int, int, int, int], list[int]]:
-        """``moves(legal_cards, alive, seat, led, best_strength, best_seat)``: the legal cards worth trying,
-        in the class docstring's order (interchangeable cards skipped, memoised on the legal cards and
-        ``alive``, the cards in hands or in the current trick)."""
-        beats = self.tables.beats[self.trump]
-        strength = self.lookups.strength
-        feed_order = self.lookups.feed_order
-        duck_order = self.lookups.duck_order
-        team = self.team
-        distinct = self.distinct_moves
-        distinct_cards = self._distinct_cards_function()
-
-        def moves(legal_cards: int, alive: int, seat: int, led: int, best_strength: int, best_seat: int) -> list[int]:
-            if not legal_cards & (legal_cards - 1):
-                return [legal_cards.bit_length() - 1]
-            cache_key = legal_cards | alive << 52
-            cards = distinct.get(cache_key)
-            if cards is None:
-                cards = distinct[cache_key] = distinct_cards(legal_cards, alive)
-            if len(cards) > 1:
-                if best_seat < 0:
-                    return sorted(cards, key=strength.__getitem__, reverse=True)
-                if team[best_seat] == team[seat]:
-                    return sorted(cards, key=feed_order[led].__getitem__, reverse=True)
-                order = beats[led]
-                winners = [card for card in cards if order[card] > best_strength]
-                losers = sorted(
-                    (card for card in cards if order[card] <= best_strength) if winners else cards,
-                    key=duck_order[led].__getitem__,
-                    reverse=True,
-                )
-                if winners:
-                    winners.sort(key=order.__getitem__)
-                    return winners + losers
-                return losers
-            return cards
-
-        return moves
-
-    def _distinct_cards_function(self) -> Callable[[int, int], list[int]]:
-        """``distinct_cards(legal_cards, alive)``: the cards of ``legal_cards`` less those interchangeable
-        with the next card up among ``alive`` (class docstring). Cards of one effective suit are all legal
-        or all not, so "next card up is in the hand" is "is legal"."""
-        lookups = self.lookups
-        strength = lookups.strength
-        points = lookups.points
-        above = lookups.above
-        left_pedro_above = lookups.left_pedro_above
-        left_pedro_bit = lookups.left_pedro_bit
-        left_pedro_strength = lookups.left_pedro_strength
-
-        def distinct_cards(legal_cards: int, alive: int) -> list[int]:
-            cards = []
-            rest = legal_cards
-            while rest:
-                bit = rest & -rest
-                rest ^= bit
-                card = bit.bit_length() - 1
-                if not points[card]:
-                    higher = alive & above[card]
-                    next_bit = higher & -higher
-                    if left_pedro_above[card] and alive & left_pedro_bit:
-                        if not next_bit or strength[next_bit.bit_length() - 1] > left_pedro_strength:
-                            next_bit = left_pedro_bit
-                    if next_bit & legal_cards and not points[next_bit.bit_length() - 1]:
-                        continue
-                cards.append(card)
-            return cards
-
-        return distinct_cards
-
-    def _final_value(self, packed_points: int) -> float:
-        """The :class:`DealScoring` value of a deal ending with these packed team points (memoised)."""
-        value = self.final_values.get(packed_points)
-        if value is None:
-            assert self.scoring is not None
-            mask = (1 << POINT_BITS) - 1
-            team_points = [packed_points >> (POINT_BITS * t) & mask for t in range(self.num_teams)]
-            value = self.final_values[packed_points] = self.scoring.value(team_points)
-        return value
-
-    def _held_points_function(self) -> Callable[[list[int], bool], tuple[int, int]]:
-        """``held_points(hands, packed) -> (certain, contested)`` over the point cards still held.
-
-        A point card is *certain* for its holder's team when no other team holds a higher trump (its trick
-        is won by that team), else *contested*. ``certain`` is my side's certain points minus the others'
-        (``packed``: each team's certain points packed, :data:`POINT_BITS` per team); ``contested`` the
-        points that may go either way.
-        """
-        lookups = self.lookups
-        strength = lookups.strength
-        suit_bits = lookups.trump_suit_bits
-        left_pedro_bit = lookups.left_pedro_bit
-        left_pedro_strength = lookups.left_pedro_strength
-        stronger_than = lookups.stronger_than
-        point_sum = lookups.point_sum
-        point_cards = lookups.point_cards
-        teams = self.num_teams
-        n = self.n
-
-        def top_trump(cards: int) -> int:
-            """Strength of the highest trump in ``cards`` (-1 if none): bit order is strength order in the
-            trump suit, and the left Pedro sits just below the right one."""
-            suit_trumps = cards & suit_bits
-            top = strength[suit_trumps.bit_length() - 1] if suit_trumps else -1
-            return left_pedro_strength if cards & left_pedro_bit and top < left_pedro_strength else top
-
-        def two_teams(hands: list[int], packed: bool) -> tuple[int, int]:
-            mine, theirs = (hands[0] | hands[2], hands[1] | hands[3]) if n == 4 else (hands[0], hands[1])
-            my_points, their_points = mine & point_cards, theirs & point_cards
-            my_safe = point_sum[my_points & stronger_than[top_trump(theirs) + 1]] if my_points else 0
-            their_safe = point_sum[their_points & stronger_than[top_trump(mine) + 1]] if their_points else 0
-            contested = point_sum[my_points] + point_sum[their_points] - my_safe - their_safe
-            return (my_safe + (their_safe << POINT_BITS) if packed else my_safe - their_safe), contested
-
-        def any_teams(hands: list[int], packed: bool) -> tuple[int, int]:
-            tops = [top_trump(hand) for hand in hands]  # one seat per team
-            certain = contested = 0
-            for team, hand in enumerate(hands):
-                held = hand & point_cards
-                if held:
-                    safe = point_sum[held & stronger_than[max(tops[:team] + tops[team + 1 :]) + 1]]
-                    certain += safe << (POINT_BITS * team) if packed else (safe if team == 0 else -safe)
-                    contested += point_sum[held] - safe
-            return certain, contested
-
-        return two_teams if teams == 2 else any_teams
+        self.nodes += nodes
+        return {card: float(self._out[card]) for card in card_list(legal)}
