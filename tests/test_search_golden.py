@@ -3,9 +3,10 @@
 ``tests/golden/search_values.json`` was recorded from the table-driven Python solver before the compiled
 one replaced it (issue 15, item 6). For play positions of every rules config in tests/test_search.py
 (seeded heuristic play), the record holds the root value of every legal card and the nodes visited for
-the true deal and two sampled deals under three search settings, and the card ``search:pimc`` (its
-defaults) chooses with a seeded generator, with the samples it drew and the nodes it visited. The
-compiled solver must reproduce every figure exactly: same values, same pruning, same decisions.
+the true deal and two sampled deals under three search settings, and the card ``search:pimc`` (with
+its defaults then, RECORDED_DEFAULTS) chooses with a seeded generator, with the samples it drew and
+the nodes it visited. The compiled solver must reproduce every figure exactly: same values, same
+pruning, same decisions.
 Record again (only when the search changes on purpose) with ``python tests/test_search_golden.py --record``.
 """
 
@@ -26,6 +27,7 @@ from agents.search import DealScoring, HandSampler, PimcAgent, TrickSearch, card
 from pedro_env.cards import RuleTables
 from pedro_env.tricks import legal_plays
 
+RECORDED_DEFAULTS = {"samples": 24, "min_samples": 4, "confidence": 2.0, "max_nodes": 150_000}  # search:pimc's then
 GOLDEN_FILE = Path(__file__).resolve().parent / "golden" / "search_values.json"
 POSITIONS_PER_CONFIG = 16
 SETTINGS = (  # (objective, depth, contested_share): the agent's default, a points search, a skewed estimate
@@ -52,7 +54,7 @@ def search_record(name: str) -> list[dict[str, Any]]:
     config = pedro_env.make_config(**CONFIGS[name])
     tables = RuleTables.for_variant(config.variant)
     n, teams = config.num_players, config.num_teams
-    agent = PimcAgent(config)
+    agent = PimcAgent(config, **RECORDED_DEFAULTS)
     records = []
     for number, (view, game, truth) in enumerate(positions(name)):
         trump, leader = int(view.trump[game]), int(view.trick_leader[game])

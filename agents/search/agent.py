@@ -52,14 +52,14 @@ class SearchStats:
 class PimcAgent(Agent):
     """``search:pimc``: perfect-information Monte Carlo in the play phase, the heuristic agent elsewhere.
 
-    Options (spec ``search:pimc,samples=24,depth=3,...``; the defaults were tuned against
-    ``rule:heuristic`` in duplicate and keep a match to 62 well under 30 s on one core):
+    Options (spec ``search:pimc,samples=64,depth=3,...``; the defaults were tuned against
+    ``rule:heuristic`` in duplicate within about 1 s of CPU per match to 62 on one core, README Agents):
 
-    - ``samples`` (24): most deals drawn per decision;
-    - ``min_samples`` (4) and ``confidence`` (2.0): stop drawing once the best card beats every other
+    - ``samples`` (64): most deals drawn per decision;
+    - ``min_samples`` (12) and ``confidence`` (3.5): stop drawing once the best card beats every other
       by ``confidence`` standard errors of their mean paired difference (or ties it in every sample);
       ``confidence=0`` always draws ``samples``;
-    - ``max_nodes`` (150000): also stop once the searches of a decision have visited this many nodes
+    - ``max_nodes`` (400000): also stop once the searches of a decision have visited this many nodes
       (after ``min_samples``), which bounds the rare very hard positions;
     - ``depth`` (3): tricks searched (the current one counts), the static estimate beyond;
     - ``exact`` (5): search to the end of the deal whenever at most this many tricks are left;
@@ -77,14 +77,14 @@ class PimcAgent(Agent):
     def __init__(
         self,
         config: PedroConfig,
-        samples: int = 24,
+        samples: int = 64,
         depth: int = 3,
         exact: int = 5,
         objective: str = "score",
         kept_trumps: bool = True,
-        min_samples: int = 4,
-        confidence: float = 2.0,
-        max_nodes: int = 150_000,
+        min_samples: int = 12,
+        confidence: float = 3.5,
+        max_nodes: int = 400_000,
         contested_share: float = 0.5,
         heuristic: str = "rule:heuristic",
     ) -> None:

@@ -48,6 +48,7 @@ from pedro_env.view import PublicView, decode_observations
 
 HAND_AT_PLAY = 6
 PLAN_CACHE_SIZE = 4096
+PLAY_STOPPING = {"min_samples": 4, "confidence": 2.0, "max_nodes": 150_000}  # the play search's early stop
 
 
 @dataclass
@@ -163,7 +164,9 @@ class LookaheadAgent(Agent):
         self.rollout = make_agent(rollout, self.world_config)
         self.model = HeuristicAgent(config)  # the hand estimate, card values and the model bidder
         self.world_model = HeuristicAgent(self.world_config)
-        self.player = PimcAgent(config, samples=play_samples, depth=play_depth, exact=play_exact)
+        self.player = PimcAgent(
+            config, samples=play_samples, depth=play_depth, exact=play_exact, **PLAY_STOPPING
+        )
         self.stats = LookaheadStats()
         self._plans: OrderedDict[int, int] = OrderedDict()
 
