@@ -48,7 +48,7 @@ from pedro_env.view import PublicView, decode_observations
 
 HAND_AT_PLAY = 6
 PLAN_CACHE_SIZE = 4096
-PLAY_STOPPING = {"min_samples": 4, "confidence": 2.0, "max_nodes": 150_000}  # the play search's early stop
+PLAY_MAX_NODES = 150_000  # the play search's node budget per decision
 
 
 @dataclass
@@ -125,8 +125,9 @@ class LookaheadAgent(Agent):
     - ``deny`` (true): a defender's discard plans may throw its point trumps (but the ace) out of play;
     - ``max_kept_off`` (3): most non-trumps a discard plan keeps;
     - ``rollout`` (``rule:heuristic``): the agent that plays every seat in the look-ahead;
-    - ``play_samples`` (8), ``play_depth`` (2), ``play_exact`` (3): the play search (``search:pimc``'s options
-      ``samples``, ``depth``, ``exact``; cheaper than its defaults, 24, 3 and 5, to keep a match within budget);
+    - ``play_samples`` (24), ``play_depth`` (3), ``play_exact`` (5), ``play_min_samples`` (4),
+      ``play_confidence`` (2.0): the play search (``search:pimc``'s options ``samples``, ``depth``, ``exact``,
+      ``min_samples``, ``confidence``; an earlier stop than its defaults to keep a match within budget);
     - ``seed`` (0): mixed into every decision's world generator.
     """
 
@@ -140,9 +141,11 @@ class LookaheadAgent(Agent):
         deny: bool = True,
         max_kept_off: int = 3,
         rollout: str = "rule:heuristic",
-        play_samples: int = 8,
-        play_depth: int = 2,
-        play_exact: int = 3,
+        play_samples: int = 24,
+        play_depth: int = 3,
+        play_exact: int = 5,
+        play_min_samples: int = 4,
+        play_confidence: float = 2.0,
         seed: int = 0,
     ) -> None:
         super().__init__(config)
@@ -165,7 +168,13 @@ class LookaheadAgent(Agent):
         self.model = HeuristicAgent(config)  # the hand estimate, card values and the model bidder
         self.world_model = HeuristicAgent(self.world_config)
         self.player = PimcAgent(
-            config, samples=play_samples, depth=play_depth, exact=play_exact, **PLAY_STOPPING
+            config,
+            samples=play_samples,
+            depth=play_depth,
+            exact=play_exact,
+            min_samples=play_min_samples,
+            confidence=play_confidence,
+            max_nodes=PLAY_MAX_NODES,
         )
         self.stats = LookaheadStats()
         self._plans: OrderedDict[int, int] = OrderedDict()
