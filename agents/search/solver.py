@@ -54,8 +54,7 @@ from pedro_env.kernels import (
 
 POINT_BITS = 8  # team points packed into one int, 8 bits per team (a deal has at most 23 points)
 POINT_MASK = (1 << POINT_BITS) - 1
-INFINITY = float("inf")
-MAX_MOVES = 16  # a hand holds at most 13 cards at play (six in every variant; room to spare)
+MAX_MOVES = 16  # cards of one hand a frame tries (six at play in every variant; room to spare)
 
 # the search's constant inputs, one int64 array (TrickSearch.params)
 S_PLAYERS, S_TEAMS, S_TRUMP, S_BY_SCORE, S_MAKER_TEAM, S_BID, S_SIMPLE, S_TEAM_OF_SEAT = range(8)  # 4 entries
@@ -453,9 +452,9 @@ def _search(d, hands, trick_cards, moves, keys, fi, fu, ff, counter, table_keys,
 def _root_values(hands, leader, trick, legal, tricks_left, acc, counter, table_keys, table_values, table_used,
                  table_count, params, look, tab, spread, out):  # fmt: skip
     """Fill ``out[card]`` with the exact value of every card of ``legal`` (uint64) for the seat after ``trick``'s
-    cards (play order from ``leader``; -1 entries unused); returns the nodes visited and the transposition table
-    (keys (C, 5) uint64, values (C, 2) value and bound, used (C,) uint8; ``table_count[0]`` its entries),
-    which is a new one when it had to grow.
+    cards (play order from ``leader``; -1 entries unused); returns the transposition table (keys (C, 5) uint64,
+    values (C, 2) value and bound, used (C,) uint8; ``table_count[0]`` its entries), a new one when it had to
+    grow; ``counter[0]`` gains the nodes visited.
 
     Alpha-beta (TrickSearch docstring) with an explicit stack of frames, one per card played since the root
     (``fi`` / ``fu`` / ``ff`` rows, fields ``F_*``): a frame tries its cards in order; a card either ends the
@@ -501,7 +500,6 @@ def _root_values(hands, leader, trick, legal, tricks_left, acc, counter, table_k
     fu[0, F_HAND] = hands[root_seat]
     _store_frame(0, root_seat, led, best_strength, best_seat, trick_points, in_trick, alive, tricks_left, acc,
                  -np.inf, np.inf, count, fi, fu, ff, params)  # fmt: skip
-    before = counter[0]
     counter[0] += 1
     d = 0
     while True:
@@ -510,7 +508,7 @@ def _root_values(hands, leader, trick, legal, tricks_left, acc, counter, table_k
         if d < 0:
             break
         table_keys, table_values, table_used = _grown(table_keys, table_values, table_used)
-    return counter[0] - before, table_keys, table_values, table_used
+    return table_keys, table_values, table_used
 
 
 class TrickSearch:
@@ -580,11 +578,15 @@ class TrickSearch:
             np.zeros(TABLE_START, dtype=np.uint8),
         )
         self._table_count = np.zeros(1, dtype=np.int64)
-        self.nodes = 0
-        self._counter = np.zeros(1, dtype=np.int64)
+        self._counter = np.zeros(1, dtype=np.int64)  # nodes visited by every search of this instance
         self._hands = np.zeros(4, dtype=np.uint64)
         self._trick = np.full(4, -1, dtype=np.int64)
         self._out = np.zeros(52, dtype=np.float64)
+
+    @property
+    def nodes(self) -> int:
+        """Nodes visited by every search of this instance so far."""
+        return int(self._counter[0])
 
     def root_values(
         self, hands: list[int], leader: int, trick_cards: list[int], legal: int, captured: list[int] | None = None
@@ -603,10 +605,9 @@ class TrickSearch:
         if by_score:
             for team, team_points in enumerate(captured or []):
                 acc += team_points << (POINT_BITS * team)
-        nodes, *self._table = _root_values(
+        self._table = _root_values(
             self._hands, leader, self._trick, np.uint64(legal), max(1, self.depth), acc, self._counter,
             *self._table, self._table_count, self.params, self.look, self.tab, 2.0 * self.contested_share - 1.0,
             self._out,
         )  # fmt: skip
-        self.nodes += nodes
         return {card: float(self._out[card]) for card in card_list(legal)}
