@@ -34,6 +34,8 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from pedro_env import kernels
 from pedro_env.actions import ACTION_TEXTS, NUM_ACTIONS, action_to_str, str_to_action
@@ -120,10 +122,15 @@ class raw_env(AECEnv):
         self._decks = np.zeros((0, 52), dtype=np.int8)
         self._masks = np.zeros((1, NUM_ACTIONS), dtype=bool)  # the kernels write the actor's mask here
         self._mask = self._masks[0]
+        self._mask_bytes = self._mask.view(np.int8)
         self._viewers = [np.array([seat], dtype=np.int64) for seat in range(n)]
         self._actions = np.zeros(1, dtype=np.int64)
         self._pending_games = np.zeros(1, dtype=np.int64)
         self._no_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._over = False  # the match is over (phase OVER): no agent acts
+        self._deal_shown = False  # rewards and infos show the deal that ended in the last step
+        self._step_call: tuple | None = None  # (compiled aec_step, its arguments), set by reset
+        self._observe_kernel = None  # compiled aec_observe, set by reset
 
     # ---- text forms (docs/rules.md section 11) ----
     @staticmethod
@@ -191,13 +198,35 @@ class raw_env(AECEnv):
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
         self.infos: dict[str, dict] = {agent: {} for agent in self.agents}
+        self._deal_shown = False
+        self._bind_kernels(self.game)
         self._refresh()
 
-    def _refresh(self, mask_written: bool = False) -> None:
+    def _bind_kernels(self, game: PedroState) -> None:
+        """The compiled step and observation of this game, called without numba's dispatch: every argument
+        but the game's buffer is the env's own array, of the types they are compiled for."""
+        step_args = (
+            game.buffer,
+            game.element_offsets,
+            self.encoder.statics,
+            self._actions,
+            len(self._decks) == 0,  # no injected decks: the kernel deals the hashed ones itself
+            self._pending_games,
+            self._masks,
+        )
+        self._step_call = (kernels.entry_point(kernels.aec_step, *step_args), step_args)
+        observation = np.empty(self.encoder.size, dtype=np.uint8)
+        self._observe_kernel = kernels.entry_point(
+            kernels.aec_observe, game.buffer, game.element_offsets, self.encoder.statics, self._viewers[0], observation
+        )
+
+    def _refresh(self) -> None:
+        """The mask, the actor and whether the match is over, read from the game (after reset or a deal dealt
+        from an injected deck)."""
         assert self.game is not None
-        if not mask_written:
-            legal_action_mask(self.game, self.config, self.tables, out=self._masks)
-        if self.game.phase[0] != OVER:
+        legal_action_mask(self.game, self.config, self.tables, out=self._masks)
+        self._over = bool(self.game.phase[0] == OVER)
+        if not self._over:
             self.agent_selection = self.possible_agents[int(self.game.actor[0])]
 
     def _started(self, call: str) -> PedroState:
@@ -208,16 +237,25 @@ class raw_env(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         game = self._started("observe")
-        if agent not in self.agent_name_mapping:
+        seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
+        if seat is None:
             raise ValueError(f"unknown agent {short_repr(agent)}: the agents are {', '.join(self.possible_agents)}")
-        observation = self.encoder.encode(game, self._viewers[self.agent_name_mapping[agent]])[0]
-        acting = agent == self.agent_selection and game.phase[0] != OVER
-        mask = self._mask.view(np.int8).copy() if acting else self._no_mask.copy()
+        observation = np.empty(self.encoder.size, dtype=np.uint8)
+        self._observe_kernel(game.buffer, game.element_offsets, self.encoder.statics, self._viewers[seat], observation)
+        acting = agent == self.agent_selection and not self._over
+        mask = self._mask_bytes.copy() if acting else self._no_mask.copy()
         return {"observation": observation, "action_mask": mask}
 
     def last(self, observe: bool = True) -> tuple:
         self._started("last")
-        return super().last(observe)
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def state(self) -> np.ndarray:
         """The full state (all hands and the stock) seen from the acting seat, for centralized critics."""
@@ -237,47 +275,54 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        if type(action) is not int:
+            action = self._action_index(action, agent)
+        if not (0 <= action < NUM_ACTIONS and self._mask[action]):
+            in_range = 0 <= action < NUM_ACTIONS
+            if not (in_range and renege_allowed(game, self.config, np.array([action]))[0]):
+                raise IllegalActionError(illegal_action_message(action, self._mask, f"for {agent}"))
+
+        self._cumulative_rewards[agent] = 0.0
+        self._actions[0] = action
+        step_kernel, step_args = self._step_call
+        status = step_kernel(*step_args)
+        waiting = status & kernels.AEC_WAITING
+        if waiting:  # the next deal's deck comes from the injected ones
+            start_deal(game, self._pending_games[:1], self.config, self._deck_source)
+        self.action_history.append(ACTION_TEXTS[action])
+        if status & kernels.AEC_DEAL_OVER:  # rewards, infos and episode ends only change when a deal ends
+            self.rewards = dict(zip(self.possible_agents, game.rewards[0].tolist()))
+            deal_info = self.deal_info()
+            self.infos = {a: {"deal": dict(deal_info)} for a in self.agents}
+            if status & (kernels.AEC_TERMINATED | kernels.AEC_TRUNCATED):
+                terminated, truncated = bool(status & kernels.AEC_TERMINATED), bool(status & kernels.AEC_TRUNCATED)
+                self.terminations = {a: terminated for a in self.agents}
+                self.truncations = {a: truncated for a in self.agents}
+            self._deal_shown = True
+            self._accumulate_rewards()
+        elif self._deal_shown:
+            self.rewards = {a: 0.0 for a in self.agents}
+            self.infos = {a: {} for a in self.agents}
+            self._deal_shown = False
+        if waiting:
+            self._refresh()
+        else:
+            self._over = bool(status & kernels.AEC_OVER)
+            if not self._over:
+                self.agent_selection = self.possible_agents[status >> kernels.AEC_ACTOR_SHIFT]
+        if self.render_mode == "human":
+            self.render()
+
+    def _action_index(self, action: Any, agent: str) -> int:
+        """A stepped action that is not a plain int (a text form, a numpy integer) as its index; an
+        IllegalActionError naming ``agent`` for anything else."""
         if isinstance(action, str):
-            action = str_to_action(action)
+            return str_to_action(action)
         if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise IllegalActionError(
                 f"{agent} must step an int action in 0..{NUM_ACTIONS - 1} (or its text form), got {short_repr(action)}"
             )
-        action = int(action)
-        in_range = 0 <= action < NUM_ACTIONS
-        legal = in_range and self._mask[action]
-        if not legal and not (in_range and renege_allowed(game, self.config, np.array([action]))[0]):
-            raise IllegalActionError(illegal_action_message(action, self._mask, f"for {agent}"))
-
-        self._cumulative_rewards[agent] = 0.0
-        self._actions[0] = action
-        waiting = kernels.step_and_mask(
-            game.buffer,
-            game.element_offsets,
-            1,
-            self.encoder.statics,
-            self._actions,
-            len(self._decks) == 0,  # no injected decks: the kernel deals the hashed ones itself
-            self._pending_games,
-            self._masks,
-        )
-        if waiting:  # the next deal's deck comes from the injected ones
-            start_deal(game, self._pending_games[:waiting], self.config, self._deck_source)
-        self.action_history.append(ACTION_TEXTS[action])
-        if game.deal_over[0]:  # rewards, infos and episode ends only change when a deal ends
-            self.rewards = dict(zip(self.possible_agents, game.rewards[0].tolist()))
-            deal_info = self.deal_info()
-            self.infos = {a: {"deal": dict(deal_info)} for a in self.agents}
-            if game.terminated[0] or game.truncated[0]:
-                self.terminations = {a: bool(game.terminated[0]) for a in self.agents}
-                self.truncations = {a: bool(game.truncated[0]) for a in self.agents}
-        elif self.infos[agent] or any(self.rewards.values()):
-            self.rewards = {a: 0.0 for a in self.agents}
-            self.infos = {a: {} for a in self.agents}
-        self._refresh(mask_written=not waiting)
-        self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
+        return int(action)
 
     def deck_of_deal(self, deal: int) -> list[str]:
         """The deck (52 card strings, top first) that deal ``deal`` (0 = the first, thrown-in deals counted) of
@@ -323,6 +368,52 @@ class raw_env(AECEnv):
         pass
 
 
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order enforcement with the checks of ``agent_iter``, ``last`` and ``step`` made here
+    directly: the same errors and warnings, without a wrapper attribute lookup per read (PettingZoo's reads
+    every attribute of the env through ``__getattr__``, about half the time of a step)."""
+
+    def last(self, observe: bool = True) -> tuple:
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self.env.last(observe)
+
+    def step(self, action: Any) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self.env.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> AgentIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return AgentIterable(self, max_iter)
+
+
+class AgentIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> AgentIterator:
+        return AgentIterator(self.env, self.max_iter)
+
+
+class AgentIterator(AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing agent iterator, reading the bare env's agents directly."""
+
+    def __next__(self) -> str:
+        wrapper = self.env
+        bare = wrapper.env
+        if not bare.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return bare.agent_selection
+
+
 def env(render_mode: str | None = None, **config: Any) -> AECEnv:
-    """The Pedro AEC env wrapped in PettingZoo's order enforcement (config keys: docs/rules.md section 9)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(render_mode=render_mode, **config))
+    """The Pedro AEC env wrapped in order enforcement (PettingZoo's, see :class:`OrderEnforcing`; config keys:
+    docs/rules.md section 9)."""
+    return OrderEnforcing(raw_env(render_mode=render_mode, **config))

@@ -157,6 +157,10 @@ class ObservationEncoder:
         self.full_size = full_state_size(config)
         names = [name for name, _ in observation_pieces(config)]
         assert len(names) == kernels.NUM_PIECES and names[kernels.O_TARGET] == "target"
+        # the kernel writes the card pieces as one run of 52-byte pieces from the hand's start
+        assert self.offsets["hand"].start == 0 and self.offsets["won"].stop == 52 * sum(
+            sets for _, sets in card_pieces(config)
+        )
         self.piece_starts = np.array([self.offsets[name].start for name in names], dtype=np.int64)
         self.params, self.kernel_table = kernels.config_params(config), tables.kernel_table
         self.to_go_cap = to_go_cap(config)
@@ -170,9 +174,7 @@ class ObservationEncoder:
             out = np.empty((b, width), dtype=np.uint8)
         elif out.shape != (b, width) or out.dtype != np.uint8:
             raise ValueError(f"out must be a ({b}, {width}) uint8 array, got {out.dtype} {out.shape}")
-        kernels.encode_observations(
-            state.buffer, state.element_offsets, b, self.statics, viewer, out, width != self.size
-        )
+        kernels.encode_observations(state.buffer, state.element_offsets, b, self.statics, viewer, out)
         return out
 
     def encode(self, state: PedroState, viewer: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

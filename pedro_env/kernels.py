@@ -12,7 +12,9 @@ run as plain Python (slowly), for a debugger. Inputs are flat numpy arrays:
   card sets are stored as their (non-negative, below 2**52) integer values.
 
 Per-game helpers (``legal_play_set``, ``trick_winner_of``, ``team_points``, ...) are compiled
-functions callable from other kernels (the search agents' solver uses them).
+functions callable from other kernels (the search agents' solver uses them). How the envs keep a call
+cheap (entry points without dispatch, loops without reference counting, no literal arguments between
+kernels): docs/engine.md.
 """
 
 from __future__ import annotations
@@ -174,7 +176,7 @@ _ONE = np.uint64(1)
 # ---------------------------------------------------------------- views of the state buffer
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _typed_views(buf):
     """The state buffer as each dtype its fields use: (u8, i8, i16, i32, i64, u64, f32). Field ``F`` of game
     ``g`` (seat ``s``) is ``view[eo[F] + g]`` (``view[eo[F] + g * n + s]``), ``eo`` the element offsets of
@@ -253,6 +255,62 @@ else:
 def highest_card(x):
     """Index of the highest set bit of a nonzero uint64 (the highest card id of a card set)."""
     return 63 - _leading_zeros(x)
+
+
+def _expansion_table() -> np.ndarray:
+    """(256,) uint64: byte value -> the 8-byte word whose byte ``i`` (in memory order) is bit ``i`` of the value."""
+    table = np.zeros(256, dtype=np.uint64)
+    for value in range(256):
+        word = bytes((value >> bit) & 1 for bit in range(8))
+        table[value] = int.from_bytes(word, sys.byteorder)
+    return table
+
+
+BITS_AS_BYTES = _expansion_table()
+
+
+if config.DISABLE_JIT:
+
+    def store_word(out, g, start, word):
+        """Write the 8 bytes of uint64 ``word`` (memory order) to ``out[g, start : start + 8]`` (uint8)."""
+        out[g, start : start + 8] = np.frombuffer(int(word).to_bytes(8, sys.byteorder), dtype=np.uint8)
+
+else:
+
+    @intrinsic
+    def store_word(typingctx, out, g, start, word):
+        """Write the 8 bytes of uint64 ``word`` (memory order) to ``out[g, start : start + 8]`` of a C-contiguous
+        2D uint8 array: one unaligned 8-byte store, no bounds check."""
+
+        def codegen(context, builder, signature, args):
+            array = context.make_array(signature.args[0])(context, builder, args[0])
+            row_stride = cgutils.unpack_tuple(builder, array.strides)[0]
+            offset = builder.add(builder.mul(args[1], row_stride), args[2])
+            pointer = builder.bitcast(builder.gep(array.data, [offset]), ir.IntType(64).as_pointer())
+            builder.store(args[3], pointer, align=1)
+            return context.get_dummy_value()
+
+        return types.void(out, types.intp, types.intp, types.uint64), codegen
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def card_words(out, g, start, sets, count):
+    """Write the card sets ``sets[:count]`` (uint64) as consecutive 52-byte pieces of 0/1 bytes from
+    ``out[g, start]``, eight bytes a store; the last piece of an odd count also writes 4 zero bytes after
+    the pieces (the caller writes those bytes afterwards)."""
+    for j in range(0, count - 1, 2):  # two pieces are 104 bytes, 13 whole words
+        low = sets[j] | (sets[j + 1] << np.uint64(52))
+        high = sets[j + 1] >> np.uint64(12)
+        at = start + 52 * j
+        for i in range(8):
+            store_word(out, g, at + 8 * i, BITS_AS_BYTES[(low >> np.uint64(8 * i)) & np.uint64(255)])
+        for i in range(5):
+            store_word(out, g, at + 64 + 8 * i, BITS_AS_BYTES[(high >> np.uint64(8 * i)) & np.uint64(255)])
+    if count % 2:
+        last = sets[count - 1]
+        at = start + 52 * (count - 1)
+        for i in range(7):
+            store_word(out, g, at + 8 * i, BITS_AS_BYTES[(last >> np.uint64(8 * i)) & np.uint64(255)])
 
 
 @njit(cache=True, inline="always")
@@ -762,8 +820,19 @@ def step_games(buf, eo, b, params, tab, actions, hashed, pending):
     """Apply one action per game, in place (games OVER ignore theirs). Deals that end are scored and
     the next deal dealt: hashed decks when ``hashed``, else the games are listed in ``pending`` for the
     caller to deal. Returns the number of games written to ``pending``."""
-    u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     taken = np.zeros(params[P_STOCK], dtype=np.bool_)
+    deck = np.empty(52, dtype=np.int8)
+    keys = np.empty(52, dtype=np.uint64)
+    points = np.zeros(params[P_TEAMS], dtype=np.int64)
+    delta = np.zeros(params[P_TEAMS], dtype=np.int64)
+    return _step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta)
+
+
+@njit(cache=True, _nrt=False)
+def _step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta):
+    """:func:`step_games` with its scratch arrays given (``taken`` (stock,) bool, ``deck`` (52,) int8, ``keys``
+    (52,) uint64, ``points`` and ``delta`` (teams,) int64), without reference counting."""
+    u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n = params[P_PLAYERS]
     any_over = False
     for g in range(b):
@@ -795,10 +864,6 @@ def step_games(buf, eo, b, params, tab, actions, hashed, pending):
         elif p == PLAY:
             _apply_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab)
     waiting = 0
-    deck = np.empty(52, dtype=np.int8)
-    keys = np.empty(52, dtype=np.uint64)
-    points = np.zeros(params[P_TEAMS], dtype=np.int64)
-    delta = np.zeros(params[P_TEAMS], dtype=np.int64)
     for g in range(b):
         if u8[eo[F_DEAL_OVER] + g] and _finish_deal(
             u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, points, delta
@@ -812,9 +877,10 @@ def step_games(buf, eo, b, params, tab, actions, hashed, pending):
 # ---------------------------------------------------------------- legal actions and observations
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_masks(buf, eo, b, params, tab, mask):
-    """Fill ``mask`` (B, 133) bool with the actor's legal actions (all False where the phase is OVER)."""
+    """Fill ``mask`` (B, 133) bool with the actor's legal actions (all False where the phase is OVER).
+    Allocates nothing, so it runs without reference counting (the array views it takes cost 2/3 of its time)."""
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, stock_size = params[P_PLAYERS], params[P_STOCK]
     for g in range(b):
@@ -860,26 +926,31 @@ def _card_piece(out, g, start, cards):
 
 
 @njit(cache=True)
-def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, full):
+def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out):
     """Fill ``out`` (B, D) uint8 with each game's observation from seat ``viewer[g]`` (pedro_env.encoding);
-    with ``full``, ``out`` is (B, D + n*52 + 52) and gets every relative seat's hand and the unseen stock."""
+    an ``out`` of (B, D + n*52 + 52) also gets every relative seat's hand and the unseen stock (the full state)."""
+    card_sets = np.empty(4 + 2 * params[P_PLAYERS] + params[P_TEAMS], dtype=np.uint64)
+    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, card_sets)
+
+
+@njit(cache=True, _nrt=False)
+def _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, card_sets):
+    """:func:`encode_games` with its scratch given (``card_sets`` (4 + 2n + T,) uint64), without reference
+    counting."""
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, teams, stock_size, total = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK], params[P_TOTAL]
     target = params[P_TARGET]
     size = pieces[O_TARGET] + 1
+    width = out.shape[1]
+    full = width > size
     # offsets as locals: loaded once, not again after every store into ``out`` (which might alias them)
     p_target = pieces[O_TARGET]
     p_hand = pieces[O_HAND]
-    p_open_draws = pieces[O_OPEN_DRAWS]
-    p_set_aside = pieces[O_SET_ASIDE]
-    p_discards = pieces[O_DISCARDS]
-    p_played = pieces[O_PLAYED]
     p_bids = pieces[O_BIDS]
     p_done = pieces[O_DONE]
     p_drawn = pieces[O_DRAWN]
     p_hand_sizes = pieces[O_HAND_SIZES]
     p_voids = pieces[O_VOIDS]
-    p_trick = pieces[O_TRICK]
     p_won = pieces[O_WON]
     p_points = pieces[O_POINTS]
     p_to_go = pieces[O_TO_GO]
@@ -912,22 +983,29 @@ def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, full):
     e_tricks_done = eo[F_TRICKS_DONE]
     e_in_stock = eo[F_IN_STOCK]
     e_stock = eo[F_STOCK]
+    cards_end = p_won + 52 * teams  # the card pieces are the first ones, hand .. won, one after another
     for g in range(b):
-        out[g, :] = 0  # row by row, so the row is in cache for the writes below
         v = viewer[g]
         my_team = params[P_TEAM_OF_SEAT + v]
-        _card_piece(out, g, p_hand, u64[e_hands + g * n + v])
-        _card_piece(out, g, p_open_draws, u64[e_open_draws + g])
-        _card_piece(out, g, p_set_aside, u64[e_set_aside + g])
+        card_sets[0] = u64[e_hands + g * n + v]
+        card_sets[1] = u64[e_open_draws + g]
+        card_sets[2 + n] = u64[e_set_aside + g]
         trick_set = _ZERO
-        total_drawn = 0
         for r in range(n):
-            s = seat_after(v, r, n)
-            i = g * n + s
-            _card_piece(out, g, p_discards + 52 * r, u64[e_discards + i])
-            _card_piece(out, g, p_played + 52 * r, u64[e_played + i])
+            i = g * n + seat_after(v, r, n)
+            card_sets[2 + r] = u64[e_discards + i]
+            card_sets[3 + n + r] = u64[e_played + i]
             if i8[e_trick + i] >= 0:
                 trick_set |= card_bit(i8[e_trick + i])
+        card_sets[3 + 2 * n] = trick_set
+        for t in range(teams):
+            card_sets[4 + 2 * n + t] = u64[e_won + g * teams + seat_after(my_team, t, teams)]
+        card_words(out, g, p_hand, card_sets, 4 + 2 * n + teams)  # the card pieces, in layout order
+        for k in range(cards_end, width):  # the rest of the row (in cache now) before the writes below
+            out[g, k] = 0
+        total_drawn = 0
+        for r in range(n):
+            i = g * n + seat_after(v, r, n)
             out[g, p_bids + r * (total + 2) + 1 + i8[e_bids + i]] = 1
             out[g, p_done + r] = u8[e_done + i]
             out[g, p_drawn + r] = i8[e_drawn + i]
@@ -935,14 +1013,11 @@ def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, full):
             for suit in range(4):
                 out[g, p_voids + 4 * r + suit] = (u8[e_voids + i] >> suit) & 1
             total_drawn += i8[e_drawn + i]
-        _card_piece(out, g, p_trick, trick_set)
         trump = i8[e_trump + g]
         point_trump = trump & 3  # nothing is won before trumps are named
         for t in range(teams):
             team = seat_after(my_team, t, teams)
-            team_won = u64[e_won + g * teams + team]
-            _card_piece(out, g, p_won + 52 * t, team_won)
-            out[g, p_points + t] = team_points(team_won, point_trump, tab)
+            out[g, p_points + t] = team_points(card_sets[4 + 2 * n + t], point_trump, tab)
             to_go = target - i32[e_scores + g * teams + team]
             out[g, p_to_go + t] = min(max(to_go, 0), to_go_cap)
         if i8[e_phase + g] < OVER:
@@ -1082,29 +1157,62 @@ def pack_statics(params: np.ndarray, pieces: np.ndarray, to_go_cap: int, tab: np
     return statics
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def unpack_statics(statics):
     """(params, tab, pieces, to_go_cap) views of :func:`pack_statics`'s array."""
     return statics[:NUM_PARAMS], statics[S_TABLE:], statics[S_PIECES:S_TO_GO_CAP], statics[S_TO_GO_CAP]
 
 
 @njit(cache=True)
-def encode_observations(buf, eo, b, statics, viewer, out, full):
+def encode_observations(buf, eo, b, statics, viewer, out):
     """:func:`encode_games` with the config's constant inputs in one array."""
     params, tab, pieces, to_go_cap = unpack_statics(statics)
-    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, full)
+    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out)
 
 
 # ---------------------------------------------------------------- fused steps of the environments
 
 
+# the status word :func:`aec_step` returns (bits)
+AEC_WAITING = 1  # the next deal waits for a deck from the caller (its mask is not written)
+AEC_DEAL_OVER = 2  # a deal ended in this step
+AEC_TERMINATED = 4
+AEC_TRUNCATED = 8
+AEC_OVER = 16  # the match is over (phase OVER)
+AEC_ACTOR_SHIFT = 8  # the seat to act next, in the bits from here up
+
+
 @njit(cache=True)
-def step_and_mask(buf, eo, b, statics, actions, hashed, pending, mask):
-    """:func:`step_games`, then :func:`legal_masks` into ``mask``: one call per AEC step."""
+def aec_step(buf, eo, statics, actions, hashed, pending, mask):
+    """One AEC step of a batch of one: :func:`step_games` (``actions`` (1,) int64), then :func:`legal_masks` into
+    ``mask`` (1, 133) bool, and what the env reads after a step as one status word (``AEC_*`` bits, the next
+    actor above them), so the caller reads no state field. A deal waiting for the caller's deck leaves the
+    mask to the caller."""
     params, tab, _, _ = unpack_statics(statics)
+    u8, i8, _, _, _, _, _ = _typed_views(buf)
+    b = actions.shape[0]  # 1, as a runtime int: a literal 1 would compile step_games and its helpers again for it
     waiting = step_games(buf, eo, b, params, tab, actions, hashed, pending)
-    legal_masks(buf, eo, b, params, tab, mask)
-    return waiting
+    status = np.int64(i8[eo[F_ACTOR]]) << AEC_ACTOR_SHIFT
+    if waiting:
+        status |= AEC_WAITING
+    else:
+        legal_masks(buf, eo, b, params, tab, mask)
+    if u8[eo[F_DEAL_OVER]]:
+        status |= AEC_DEAL_OVER
+    if u8[eo[F_TERMINATED]]:
+        status |= AEC_TERMINATED
+    if u8[eo[F_TRUNCATED]]:
+        status |= AEC_TRUNCATED
+    if i8[eo[F_PHASE]] == OVER:
+        status |= AEC_OVER
+    return status
+
+
+@njit(cache=True)
+def aec_observe(buf, eo, statics, viewer, out):
+    """The observation of a batch of one from seat ``viewer`` (1,) int64 into ``out`` (D,) uint8."""
+    params, tab, pieces, to_go_cap = unpack_statics(statics)
+    encode_games(buf, eo, viewer.shape[0], params, tab, pieces, to_go_cap, viewer, out.reshape((1, out.shape[0])))
 
 
 @njit(cache=True)
@@ -1120,6 +1228,26 @@ def vector_step(buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mas
     (B, D) uint8 of every actor are written (``next_mask`` may be ``mask``), and ``actor`` (B,) int8.
     ``statics``: :func:`pack_statics`. Returns 1 if a deal ended, else 0.
     """
+    n, teams, stock = statics[P_PLAYERS], statics[P_TEAMS], statics[P_STOCK]  # params come first in statics
+    return _vector_step(
+        buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
+        np.empty(2 * b, dtype=np.int64),
+        np.zeros(stock, dtype=np.bool_),
+        np.empty(52, dtype=np.int8),
+        np.empty(52, dtype=np.uint64),
+        np.zeros(teams, dtype=np.int64),
+        np.zeros(teams, dtype=np.int64),
+        np.empty(4 + 2 * n + teams, dtype=np.uint64),
+    )  # fmt: skip
+
+
+@njit(cache=True, _nrt=False)
+def _vector_step(
+    buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
+    games, taken, deck, keys, points, delta, card_sets,
+):  # fmt: skip
+    """:func:`vector_step` with its scratch given (``games`` (2B,) int64, then :func:`_step_games`' and
+    :func:`_encode_games`'), without reference counting: it allocates nothing (a restart's deal does)."""
     params, tab, pieces, to_go_cap = unpack_statics(statics)
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, teams = params[P_PLAYERS], params[P_TEAMS]
@@ -1138,8 +1266,9 @@ def vector_step(buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mas
             return -(g + 1)
     for g in range(b):
         owed[g, i8[eo[F_ACTOR] + g]] = 0.0
-    pending = np.empty(b, dtype=np.int64)
-    step_games(buf, eo, b, params, tab, actions, True, pending)
+    pending, viewer = games[:b], games[b:]
+    hashed = b > 0  # True, as a runtime bool: a literal True would compile the helpers again for it
+    _step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta)
     any_deal = 0
     restarting = 0
     for g in range(b):
@@ -1158,17 +1287,27 @@ def vector_step(buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mas
             pending[restarting] = g
             restarting += 1
     if restarting:
-        dealers = np.full(restarting, -1, dtype=np.int64)
-        new_matches(buf, eo, b, params, pending[:restarting], dealers, True, pending[restarting:])
+        dealers = viewer[:restarting]
+        dealers[:] = -1
+        new_matches(buf, eo, b, params, pending[:restarting], dealers, hashed, pending[restarting:])
         for i in range(restarting):
             for seat in range(n):
                 owed[pending[i], seat] = 0.0
     legal_masks(buf, eo, b, params, tab, next_mask)
-    viewer = np.empty(b, dtype=np.int64)
     for g in range(b):
         viewer[g] = actor[g] = i8[eo[F_ACTOR] + g]
-    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, obs, False)
+    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, obs, card_sets)
     return 1 if any_deal else 0
+
+
+def entry_point(kernel, *args):
+    """The compiled function of ``kernel`` for the numba types of ``args`` (from the cache, or compiled now), to
+    call without numba's dispatch, which types every argument on every call (about 0.1 us each). The caller
+    must pass arguments of exactly these types every time (dtypes, dimensions, layouts, Python int or bool):
+    the entry point converts them without checking. Under ``NUMBA_DISABLE_JIT`` the plain function."""
+    if config.DISABLE_JIT:
+        return kernel
+    return kernel.compile(tuple(kernel.typeof_pyval(arg) for arg in args))
 
 
 # ---------------------------------------------------------------- the first compile

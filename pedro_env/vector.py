@@ -91,8 +91,11 @@ DEAL_FIELDS = {
 def int64_actions(actions: np.ndarray, games: int) -> np.ndarray:
     """``actions`` (any integer dtype, uint64 included) as a C-contiguous (games,) int64 array, the ones
     outside 0..132 as -1 (a uint64 past int64 would wrap round); ValueError for a wrong shape or dtype."""
-    if actions.dtype == np.int64 and actions.shape == (games,) and actions.flags.c_contiguous:
-        return actions  # as given: the kernel checks the range
+    if actions.dtype == np.int64 and actions.shape == (games,):
+        flags = actions.flags
+        if flags.c_contiguous and flags.writeable and flags.aligned:
+            return actions  # as given (the very type the step kernel is compiled for): the kernel checks the range
+        return actions.copy()
     if actions.shape != (games,) or not np.issubdtype(actions.dtype, np.integer):
         raise ValueError(f"actions must be an integer array of shape ({games},), got {actions.dtype} {actions.shape}")
     in_range = (actions >= 0) & (actions < NUM_ACTIONS)
@@ -145,6 +148,7 @@ class PedroVectorEnv:
         self._reused: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None
         self._inputs_of: PedroState | None = None
         self._inputs: tuple = ()
+        self._step_kernel = kernels.vector_step  # compiled for the types of this env's arrays once it steps
 
     def reset(self, seed: int | None = None) -> VectorStep:
         """Start ``num_envs`` fresh matches; game ``i`` uses seed ``seed + i`` (random base if None).
@@ -168,17 +172,19 @@ class PedroVectorEnv:
         state = self.state
         if state is None or self._mask is None:
             raise RuntimeError("call reset() before step()")
-        offered = np.asarray(actions)  # as given, for the error message
+        offered = actions if type(actions) is np.ndarray else np.asarray(actions)  # as given, for the error message
         actions = int64_actions(offered, self.num_envs)
         observation, mask, rewards, flags, scores, winner, actor, mask_bytes, terminated, truncated, deal_over = (
             self._outputs()
         )
+        arguments = (actions, self._mask, self._pending, rewards, observation, mask, flags, scores, winner, actor)
         if self._inputs_of is not state:  # the kernel's inputs that only change with the state object
             self._inputs_of = state
             self._inputs = (state.buffer, state.element_offsets, self.num_envs, self.encoder.statics)
-        code = kernels.vector_step(
-            *self._inputs, actions, self._mask, self._pending, rewards, observation, mask, flags, scores, winner, actor
-        )
+            # every array argument is the env's own (actions: int64_actions' C-contiguous int64), of the
+            # types compiled for here: the compiled function is called without numba's dispatch
+            self._step_kernel = kernels.entry_point(kernels.vector_step, *self._inputs, *arguments)
+        code = self._step_kernel(*self._inputs, *arguments)
         if code < 0:
             game = -code - 1
             where = f"in game {game} for seat {int(state.actor[game])}"
@@ -189,16 +195,7 @@ class PedroVectorEnv:
             deals["scores"], deals["winner"] = scores, winner
         else:
             deals = self._no_deals
-        return VectorStep(
-            actor=actor,
-            observation=observation,
-            action_mask=mask_bytes,
-            rewards=rewards,
-            terminated=terminated,
-            truncated=truncated,
-            deal_over=deal_over,
-            deals=deals,
-        )
+        return VectorStep(actor, observation, mask_bytes, rewards, terminated, truncated, deal_over, deals)
 
     def _outputs(self) -> tuple[np.ndarray, ...]:
         """Arrays for a step: observation, mask, rewards, flags (3, B), scores, winner, actor, then the views a

@@ -158,3 +158,36 @@ def test_agents_and_spaces() -> None:
         for agent in env.agents:
             assert env.action_space(agent).n == 133
             assert env.observation_space(agent)["action_mask"].shape == (133,)
+
+
+def test_order_enforcement_matches_pettingzoos_wrapper() -> None:
+    """env()'s order enforcement (its own agent_iter, last and step) keeps PettingZoo's errors and results."""
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+    ours, theirs = pedro_env.env(), OrderEnforcingWrapper(pedro_env.raw_env())
+    assert isinstance(ours, OrderEnforcingWrapper)
+    for env in (ours, theirs):
+        with pytest.raises(AttributeError, match="agent_selection cannot be accessed before reset"):
+            env.last()
+        with pytest.raises(AssertionError, match=r"reset\(\) needs to be called before step"):
+            env.step(0)
+        with pytest.raises(AssertionError, match=r"reset\(\) needs to be called before agent_iter"):
+            env.agent_iter()
+    traces = []
+    for env in (ours, theirs):
+        env.reset(seed=5, options={"dealer": 1})
+        rng, trace = np.random.default_rng(3), []
+        for agent in env.agent_iter(max_iter=600):
+            observation, reward, termination, truncation, info = env.last()
+            action = None
+            if not (termination or truncation):
+                action = int(random_legal_actions(observation["action_mask"][None], rng)[0])
+            trace.append((agent, observation["observation"].tobytes(), reward, termination, truncation, str(info)))
+            env.step(action)
+        traces.append(trace)
+        iterator = iter(env.agent_iter())
+        if env.agents:
+            next(iterator)
+            with pytest.raises(AssertionError, match="need to call step"):
+                next(iterator)
+    assert traces[0] == traces[1] and len(traces[0]) > 100

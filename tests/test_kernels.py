@@ -15,11 +15,13 @@ import pytest
 from numba import njit
 
 from pedro_env import kernels
+from pedro_env.aec import raw_env
 from pedro_env.cards import RuleTables
 from pedro_env.config import make_config
 from pedro_env.rules import initial_state
 from pedro_env.state import PedroState
 from pedro_env.tricks import legal_plays, trick_winner
+from pedro_env.vector import PedroVectorEnv
 
 from conftest import REPO_ROOT, module_env, ref_legal_plays, ref_trick_winner
 
@@ -130,3 +132,62 @@ def test_an_unwritable_install_compiles_into_the_temp_dir_two_processes_at_once(
         assert "Traceback" not in err.decode() and "Warning" not in err.decode(), err.decode()[-2000:]
     assert outputs[0][0] == outputs[1][0] and str(install) in outputs[0][0].decode()
     assert any(temp.glob("pedro_env-numba-*/**/*.nbi")), "the cache should land in the temp dir"
+
+
+def test_an_entry_point_computes_what_its_kernel_does() -> None:
+    """kernels.entry_point: the compiled function called without numba's dispatch gives the kernel's results."""
+    config = make_config()
+    state = initial_state(config, np.arange(5, dtype=np.uint64))
+    params, tables = kernels.config_params(config), RuleTables.for_variant(config.variant)
+    by_kernel, by_entry = np.zeros((5, 133), dtype=bool), np.zeros((5, 133), dtype=bool)
+    arguments = (state.buffer, state.element_offsets, 5, params, tables.kernel_table)
+    kernels.legal_masks(*arguments, by_kernel)
+    kernels.entry_point(kernels.legal_masks, *arguments, by_entry)(*arguments, by_entry)
+    assert by_kernel.any() and np.array_equal(by_kernel, by_entry)
+
+
+def test_a_vector_step_takes_actions_of_any_memory_layout() -> None:
+    """The vector env calls its compiled step without type checks: actions that are not its own C-contiguous,
+    writable int64 array (a strided view, a read-only array) are copied first, and step the same."""
+    results = []
+    for make_actions in (
+        lambda legal: legal,
+        lambda legal: np.repeat(legal, 2)[::2],  # a strided view
+        lambda legal: np.frombuffer(legal.tobytes(), dtype=np.int64),  # read-only
+        lambda legal: legal.astype(">i8"),  # big-endian
+    ):
+        venv = PedroVectorEnv(3)
+        step = venv.reset(seed=11)
+        observations = []
+        for _ in range(60):
+            legal = np.argmax(step.action_mask, axis=1).astype(np.int64)
+            step = venv.step(make_actions(legal))
+            observations.append(step.observation.copy())
+        results.append(np.stack(observations))
+    for other in results[1:]:
+        assert np.array_equal(results[0], other)
+
+
+def test_the_kernels_keep_no_reference_to_their_arrays() -> None:
+    """The kernels without reference counting must not keep references either: stepping, masking and encoding
+    leave the reference counts of the state buffer and the config's constants where they were."""
+    venv = PedroVectorEnv(8, reuse_outputs=True)
+    step = venv.reset(seed=0)
+    step = venv.step(np.argmax(step.action_mask, axis=1))  # the env keeps its kernel inputs from here on
+    state, statics = venv.state, venv.encoder.statics
+    assert state is not None
+    before = sys.getrefcount(state.buffer), sys.getrefcount(statics)
+    for _ in range(300):
+        step = venv.step(np.argmax(step.action_mask, axis=1))
+        venv.encoder.encode(state, state.actor)
+        venv.encoder.encode_full_state(state, state.actor)
+    assert venv.state is state and (sys.getrefcount(state.buffer), sys.getrefcount(statics)) == before
+
+    env = raw_env()
+    env.reset(seed=0)
+    game = env.game
+    assert game is not None
+    before = sys.getrefcount(game.buffer), sys.getrefcount(env.encoder.statics)
+    for _ in range(100):
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    assert (sys.getrefcount(game.buffer), sys.getrefcount(env.encoder.statics)) == before
