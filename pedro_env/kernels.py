@@ -941,8 +941,7 @@ def _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, card_
     n, teams, stock_size, total = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK], params[P_TOTAL]
     target = params[P_TARGET]
     size = pieces[O_TARGET] + 1
-    width = out.shape[1]
-    full = width > size
+    full = out.shape[1] > size
     # offsets as locals: loaded once, not again after every store into ``out`` (which might alias them)
     p_target = pieces[O_TARGET]
     p_hand = pieces[O_HAND]
@@ -1001,8 +1000,7 @@ def _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, card_
         for t in range(teams):
             card_sets[4 + 2 * n + t] = u64[e_won + g * teams + seat_after(my_team, t, teams)]
         card_words(out, g, p_hand, card_sets, 4 + 2 * n + teams)  # the card pieces, in layout order
-        for k in range(cards_end, width):  # the rest of the row (in cache now) before the writes below
-            out[g, k] = 0
+        out[g, cards_end:] = 0  # the rest of the row (in cache now) before the writes below (a memset)
         total_drawn = 0
         for r in range(n):
             i = g * n + seat_after(v, r, n)
