@@ -277,8 +277,8 @@ class raw_env(AECEnv):
             return
         if type(action) is not int:
             action = self._action_index(action, agent)
-        if not (0 <= action < NUM_ACTIONS and self._mask[action]):
-            in_range = 0 <= action < NUM_ACTIONS
+        in_range = 0 <= action < NUM_ACTIONS
+        if not (in_range and self._mask[action]):
             if not (in_range and renege_allowed(game, self.config, np.array([action]))[0]):
                 raise IllegalActionError(illegal_action_message(action, self._mask, f"for {agent}"))
 

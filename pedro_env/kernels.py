@@ -820,12 +820,27 @@ def step_games(buf, eo, b, params, tab, actions, hashed, pending):
     """Apply one action per game, in place (games OVER ignore theirs). Deals that end are scored and
     the next deal dealt: hashed decks when ``hashed``, else the games are listed in ``pending`` for the
     caller to deal. Returns the number of games written to ``pending``."""
-    taken = np.zeros(params[P_STOCK], dtype=np.bool_)
-    deck = np.empty(52, dtype=np.int8)
-    keys = np.empty(52, dtype=np.uint64)
-    points = np.zeros(params[P_TEAMS], dtype=np.int64)
-    delta = np.zeros(params[P_TEAMS], dtype=np.int64)
-    return _step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta)
+    return _step_games(buf, eo, b, params, tab, actions, hashed, pending, *_step_scratch(params))
+
+
+@njit(cache=True, inline="always")
+def _step_scratch(params):
+    """The scratch arrays of :func:`_step_games`: taken (stock,) bool, deck (52,) int8, keys (52,) uint64,
+    points and delta (teams,) int64."""
+    teams = params[P_TEAMS]
+    return (
+        np.zeros(params[P_STOCK], dtype=np.bool_),
+        np.empty(52, dtype=np.int8),
+        np.empty(52, dtype=np.uint64),
+        np.zeros(teams, dtype=np.int64),
+        np.zeros(teams, dtype=np.int64),
+    )
+
+
+@njit(cache=True, inline="always")
+def _card_sets_scratch(params):
+    """The scratch array of :func:`_encode_games`: one uint64 per card piece (hand .. won)."""
+    return np.empty(4 + 2 * params[P_PLAYERS] + params[P_TEAMS], dtype=np.uint64)
 
 
 @njit(cache=True, _nrt=False)
@@ -929,8 +944,7 @@ def _card_piece(out, g, start, cards):
 def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out):
     """Fill ``out`` (B, D) uint8 with each game's observation from seat ``viewer[g]`` (pedro_env.encoding);
     an ``out`` of (B, D + n*52 + 52) also gets every relative seat's hand and the unseen stock (the full state)."""
-    card_sets = np.empty(4 + 2 * params[P_PLAYERS] + params[P_TEAMS], dtype=np.uint64)
-    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, card_sets)
+    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, _card_sets_scratch(params))
 
 
 @njit(cache=True, _nrt=False)
@@ -1226,26 +1240,20 @@ def vector_step(buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mas
     (B, D) uint8 of every actor are written (``next_mask`` may be ``mask``), and ``actor`` (B,) int8.
     ``statics``: :func:`pack_statics`. Returns 1 if a deal ended, else 0.
     """
-    n, teams, stock = statics[P_PLAYERS], statics[P_TEAMS], statics[P_STOCK]  # params come first in statics
+    params = statics[:NUM_PARAMS]
     return _vector_step(
         buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
-        np.empty(2 * b, dtype=np.int64),
-        np.zeros(stock, dtype=np.bool_),
-        np.empty(52, dtype=np.int8),
-        np.empty(52, dtype=np.uint64),
-        np.zeros(teams, dtype=np.int64),
-        np.zeros(teams, dtype=np.int64),
-        np.empty(4 + 2 * n + teams, dtype=np.uint64),
+        np.empty(2 * b, dtype=np.int64), _card_sets_scratch(params), *_step_scratch(params),
     )  # fmt: skip
 
 
 @njit(cache=True, _nrt=False)
 def _vector_step(
     buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
-    games, taken, deck, keys, points, delta, card_sets,
+    games, card_sets, taken, deck, keys, points, delta,
 ):  # fmt: skip
-    """:func:`vector_step` with its scratch given (``games`` (2B,) int64, then :func:`_step_games`' and
-    :func:`_encode_games`'), without reference counting: it allocates nothing (a restart's deal does)."""
+    """:func:`vector_step` with its scratch given (``games`` (2B,) int64, then :func:`_encode_games`' and
+    :func:`_step_games`'), without reference counting: it allocates nothing (a restart's deal does)."""
     params, tab, pieces, to_go_cap = unpack_statics(statics)
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, teams = params[P_PLAYERS], params[P_TEAMS]

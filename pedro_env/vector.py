@@ -89,7 +89,8 @@ DEAL_FIELDS = {
 
 
 def int64_actions(actions: np.ndarray, games: int) -> np.ndarray:
-    """``actions`` (any integer dtype, uint64 included) as a C-contiguous (games,) int64 array, the ones
+    """``actions`` (any integer dtype, uint64 included) as a C-contiguous, writable, aligned (games,) int64 array
+    (the type the step kernel is compiled for), the ones
     outside 0..132 as -1 (a uint64 past int64 would wrap round); ValueError for a wrong shape or dtype."""
     if actions.dtype == np.int64 and actions.shape == (games,):
         flags = actions.flags
