@@ -115,7 +115,7 @@ Same estimate, discards and card reading; it differs where a player's temperamen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -240,6 +240,34 @@ class Personality:
     cannot capture them (off for both shipped personalities)."""
 
 
+def checked_personality_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` as Personality field values (``none`` for a field that may be None); ValueError naming the
+    field and the values it takes for an unknown field or a value of the wrong kind."""
+    kinds = {item.name: str(item.type) for item in fields(Personality)}
+    checked = {}
+    for name, value in options.items():
+        kind = kinds.get(name)
+        if kind is None:
+            raise ValueError(f"unknown option {name!r}; a rule agent takes {', '.join(kinds)}")
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} takes true or false, got {value!r}")
+        elif kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} takes a whole number, got {value!r}")
+        else:  # float, or float | None
+            may_be_none = "None" in kind
+            if may_be_none and (value is None or str(value).lower() == "none"):
+                value = None
+            elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                allowed = "a number or none" if may_be_none else "a number"
+                raise ValueError(f"{name} takes {allowed}, got {value!r}")
+            else:
+                value = float(value)
+        checked[name] = value
+    return checked
+
+
 HEURISTIC = Personality()
 CAUTIOUS = Personality(
     caution=1.5,
@@ -308,7 +336,7 @@ class RuleBasedAgent(Agent):
     def __init__(self, config: PedroConfig, **overrides: Any) -> None:
         """``overrides``: Personality fields to change, e.g. ``make_agent("rule:heuristic,contest_points=0")``."""
         super().__init__(config)
-        self.personality = replace(self.personality, **overrides)
+        self.personality = replace(self.personality, **checked_personality_options(overrides))
         self.capture = CAPTURE_MODELS[capture_model_key(config)]
         margin, allowance = BID_MARGINS.get(capture_model_key(config), DEFAULT_BID_MARGINS)
         style = self.personality

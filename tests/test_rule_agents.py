@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import pedro_env
-from agents import make_agent
+from agents import AgentSpecError, make_agent
 from agents.base import Agent
 from arena.match import play_matches
 from pedro_env.cards import RuleTables
@@ -289,3 +289,26 @@ def test_heuristic_beats_random_in_duplicate() -> None:
     results = play_matches([[heuristic], [random_agent]], config, pairs=20, seed=0, batch_size=64)
     wins = sum(match.winner == 0 for match in results)
     assert len(results) == 40 and wins >= 36
+
+
+@pytest.mark.parametrize(
+    "spec,words",
+    [
+        ("rule:heuristic,deny=yes", ["deny takes true or false", "'yes'"]),
+        ("rule:heuristic,caution=abc", ["caution takes a number", "'abc'"]),
+        ("rule:heuristic,contest_points=1.5", ["contest_points takes a whole number"]),
+        ("rule:heuristic,bid_margin=high", ["bid_margin takes a number or none"]),
+        ("rule:cautious,colour=red", ["unknown option 'colour'", "caution", "deny"]),
+    ],
+)
+def test_personality_options_are_checked(spec: str, words: list[str]) -> None:
+    with pytest.raises(AgentSpecError) as caught:
+        make_agent(spec)
+    for word in words:
+        assert word in str(caught.value)
+
+
+def test_personality_options_take_none_where_a_field_may_be_none() -> None:
+    agent = make_agent("rule:heuristic,preempt_shade=none,caution=2,partner_overcall_margin=inf")
+    assert agent.personality.preempt_shade is None and agent.personality.caution == 2.0
+    assert agent.personality.partner_overcall_margin == float("inf")
