@@ -135,6 +135,7 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
             f"pedro-train --resume {run_dir}{f' --nproc {ranks.world_size}' if ranks.distributed else ''}"
         )
         writer.close()
+        trainer.exchange.barrier()  # the ranks leave together (see below)
         return trainer
     if config.final_eval_pairs:
         result = _evaluate(trainer, writer, report, progress, final=True)
@@ -142,6 +143,9 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
             report(write_eval_table(result, run_dir, trainer.decisions))
     writer.close()
     report(f"done: {trainer.decisions:,} decisions in {trainer.elapsed_s:,.0f} s of training; checkpoint {path}")
+    # A rank that tears the process group down while rank 0 still writes its table can abort in gloo's
+    # threads at exit; so every rank waits here until all are done.
+    trainer.exchange.barrier()
     return trainer
 
 
