@@ -68,7 +68,11 @@ def run_training(
     with RunLock(run_dir) if ranks.main else contextlib.nullcontext():
         if payload is None and ranks.main:
             check_new_run_dir(Path(run_dir), from_start)
-        return _train(trainer, Path(run_dir), payload is not None, progress, max_updates)
+        _train(trainer, Path(run_dir), payload is not None, progress, max_updates)
+    # the ranks leave together: one that tears the process group down while rank 0 still writes its table
+    # can abort in gloo's threads at exit (a rank that failed raised before this)
+    trainer.exchange.barrier()
+    return trainer
 
 
 class _NoWriter:
@@ -78,7 +82,7 @@ class _NoWriter:
         return lambda *args, **kwargs: None
 
 
-def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_updates: int | None) -> Trainer:
+def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_updates: int | None) -> None:
     config, ranks = trainer.config, trainer.ranks
     writer: Any = _NoWriter()
     if ranks.main:
@@ -135,18 +139,13 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
             f"pedro-train --resume {run_dir}{f' --nproc {ranks.world_size}' if ranks.distributed else ''}"
         )
         writer.close()
-        trainer.exchange.barrier()  # the ranks leave together (see below)
-        return trainer
+        return
     if config.final_eval_pairs:
         result = _evaluate(trainer, writer, report, progress, final=True)
         if ranks.main:
             report(write_eval_table(result, run_dir, trainer.decisions))
     writer.close()
     report(f"done: {trainer.decisions:,} decisions in {trainer.elapsed_s:,.0f} s of training; checkpoint {path}")
-    # A rank that tears the process group down while rank 0 still writes its table can abort in gloo's
-    # threads at exit; so every rank waits here until all are done.
-    trainer.exchange.barrier()
-    return trainer
 
 
 def _checkpoint(trainer: Trainer, run_dir: Path, keep: bool) -> Path:
