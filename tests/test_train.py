@@ -323,6 +323,48 @@ def test_checkpoint_errors_are_clear(tmp_path: Path) -> None:
         make_agent(f"ckpt:{tmp_path / 'missing.pt'}")
 
 
+def test_init_from_starts_from_a_checkpoints_weights_and_refuses_another_network(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = run_training(tiny_config(), tmp_path / "first", progress=False)
+    weights = model_tensors(first)
+    for source in (tmp_path / "first", tmp_path / "first" / "latest.pt"):  # a run directory or its checkpoint
+        second = Trainer(tiny_config(init_from=str(source), seed=2))
+        for name, tensor in second.network.state_dict().items():
+            assert torch.equal(tensor, weights[name]), name
+        assert not second.optimizer.state_dict()["state"]  # a fresh optimizer
+    exported = tmp_path / "policy.pt"
+    assert train_main(["--export", str(tmp_path / "first"), str(exported)]) == 0
+    from_export = Trainer(tiny_config(init_from=str(exported)))
+    assert all(torch.equal(t, weights[n]) for n, t in from_export.network.state_dict().items())
+    with pytest.raises(CheckpointError, match=r"holds another network: hidden_sizes \(32,\) \(this config: \(16,\)\)"):
+        Trainer(tiny_config(init_from=str(exported), hidden_sizes=[16]))
+    with pytest.raises(CheckpointError, match="reads another observation layout"):
+        Trainer(tiny_config(init_from=str(exported), env={"target_score": 11, "variant": "sancho"}))
+    with pytest.raises(CheckpointError, match="checkpoint not found"):
+        Trainer(tiny_config(init_from=str(tmp_path / "missing.pt")))
+    # the CLI: a one-line error before any file of the run is written
+    assert train_main([str(SMOKE), "--set", f"runs_dir={tmp_path}", "init_from=nowhere.pt", "--run-name", "x"]) == 2
+    assert "checkpoint not found: nowhere.pt" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    # a resume reads its own checkpoint's weights: the starting file may be gone by then
+    run_training(tiny_config(init_from=str(exported)), tmp_path / "tuned", progress=False, max_updates=1)
+    exported.unlink()
+    resumed = run_training(
+        tiny_config(init_from=str(exported)), tmp_path / "tuned", load_checkpoint(tmp_path / "tuned"), progress=False
+    )
+    assert resumed.decisions == resumed.config.total_decisions
+
+
+def test_init_from_pretrained_loads_the_shipped_policy() -> None:
+    from agents import PRETRAINED_PATH
+
+    shipped = load_checkpoint(PRETRAINED_PATH)
+    trainer = Trainer(make_train_config(init_from="pretrained", num_envs=4, torch_threads=1))
+    for name, tensor in trainer.network.state_dict().items():
+        assert torch.equal(tensor, shipped["model"][name]), name
+
+
 def test_damaged_checkpoints_always_raise_checkpoint_error(tmp_path: Path) -> None:
     """Random bytes make torch.load raise many kinds of error (IndexError, KeyError, ...); all are reported."""
     rng = np.random.default_rng(20261130)

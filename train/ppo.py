@@ -36,12 +36,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents import make_agent
-from agents.checkpoint import pack_arrays, unpack_arrays
+from agents import PRETRAINED_PATH, make_agent
+from agents.checkpoint import CheckpointError, load_checkpoint, pack_arrays, unpack_arrays
 from agents.networks import ActorCritic, NetworkShape, masked_entropy, masked_log_probs, sample_actions
-from agents.policy import PolicyAgent, observation_layout, policy_bytes
+from agents.policy import PolicyAgent, check_layout, observation_layout, policy_bytes
 from arena.gauntlet import GauntletResult, entry_rate, gauntlet_entries, run_gauntlet
 from pedro_env.actions import NUM_ACTIONS, TRUMP_OFFSET
+from pedro_env.config import PedroConfig
 from pedro_env.encoding import full_state_size, observation_scale, observation_size
 from pedro_env.vector import PedroVectorEnv, VectorStep
 from train.config import TrainConfig
@@ -455,6 +456,26 @@ class GameStats:
         self.by_group[:] = 0.0
 
 
+def initial_state(source: str, shape: NetworkShape, rules: PedroConfig) -> dict[str, torch.Tensor]:
+    """The weights ``init_from`` names (a checkpoint, a run directory or ``pretrained``), checked against the
+    network and observation layout of this run; raises CheckpointError saying what does not fit."""
+    path = PRETRAINED_PATH if source == "pretrained" else source
+    payload = load_checkpoint(path)
+    try:
+        check_layout(payload.get("observation_layout"), rules, f"init_from {source}")
+        saved = NetworkShape.from_dict(payload["network"])
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(str(error) if isinstance(error, ValueError) else f"init_from {source}: {error}") from None
+    if saved != shape:
+        differences = ", ".join(
+            f"{name} {getattr(saved, name)!r} (this config: {getattr(shape, name)!r})"
+            for name in ("observation_size", "critic_input_size", "num_actions", "hidden_sizes", "shared_trunk")
+            if getattr(saved, name) != getattr(shape, name)
+        )
+        raise CheckpointError(f"init_from {source} holds another network: {differences}")
+    return payload["model"]
+
+
 class Trainer:
     """Everything of one run: env, network, optimizer, opponents, counters and RNGs (see the module docstring)."""
 
@@ -464,9 +485,11 @@ class Trainer:
         device: torch.device | None = None,
         ranks: Ranks = SINGLE,
         exchange: Exchange | None = None,
+        initial_weights: bool = True,
     ) -> None:
         """``ranks`` and ``exchange`` (:mod:`train.distributed`): this process's place in a torchrun job and the
-        collectives over its ranks; the defaults are the one process of a plain run."""
+        collectives over its ranks; the defaults are the one process of a plain run. ``initial_weights=False``
+        skips ``init_from`` (a resume loads its checkpoint's weights instead)."""
         self.config = config
         self.pedro_config = config.pedro_config
         self.ranks = ranks
@@ -487,7 +510,10 @@ class Trainer:
             shared_trunk=config.shared_trunk and not config.centralized_critic,
         )
         self.scale = observation_scale(self.pedro_config)
-        self.network = ActorCritic(self.shape, self.scale).to(self.device)
+        self.network = ActorCritic(self.shape, self.scale)
+        if config.init_from and initial_weights:
+            self.network.load_state_dict(initial_state(config.init_from, self.shape, self.pedro_config))
+        self.network = self.network.to(self.device)
         # the games are played on the CPU: on a GPU the network learns, and a CPU copy acts (weights move once
         # per update, the rollout once to the GPU), instead of a round trip to the GPU at every step
         self.acting_network = self.network if self.device.type == "cpu" else copy.deepcopy(self.network).to("cpu")

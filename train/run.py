@@ -54,7 +54,8 @@ def run_training(
     checkpoint. The final evaluation table is written only when the run reaches ``total_decisions``.
     Several ranks (:mod:`train.distributed`) all call this; rank 0 alone owns and writes ``run_dir``.
     """
-    trainer = Trainer(config, ranks=ranks, exchange=exchange)  # a bad device or config fails here, before any file
+    # a bad device, config or init_from fails here, before any file; a resume reads its own weights
+    trainer = Trainer(config, ranks=ranks, exchange=exchange, initial_weights=payload is None)
     if payload is not None:
         try:
             trainer.load_state_dict(payload)
