@@ -207,7 +207,7 @@ def test_config_errors_name_the_key_and_the_allowed_values(tmp_path: Path) -> No
         load_train_config(bad)
     config = load_train_config(SMOKE, ["lr=1e-4", "env.target_score=31", "hidden_sizes=[16, 8]"])
     assert config.lr == 1e-4 and config.pedro_config.target_score == 31 and config.hidden_sizes == (16, 8)
-    for name in ("smoke.yaml", "ppo_selfplay.yaml", "ppo_long.yaml", "best_response.yaml"):
+    for name in ("smoke.yaml", "ppo_selfplay.yaml", "ppo_long.yaml", "ppo_long_finetune.yaml", "best_response.yaml"):
         load_train_config(REPO_ROOT / "configs" / name)  # every shipped config is valid
     for name in ("../../x", "a/b", "..", "a\\b"):
         with pytest.raises(TrainConfigError, match=r"'run_name' = .* names one directory under runs_dir"):
@@ -363,6 +363,13 @@ def test_init_from_pretrained_loads_the_shipped_policy() -> None:
     trainer = Trainer(make_train_config(init_from="pretrained", num_envs=4, torch_threads=1))
     for name, tensor in trainer.network.state_dict().items():
         assert torch.equal(tensor, shipped["model"][name]), name
+    # the long recipe's second stage starts where its config says: a quarter of the learning rate, the teacher's floor
+    second = Trainer(
+        load_train_config(REPO_ROOT / "configs" / "ppo_long_finetune.yaml", ["init_from=pretrained", "num_envs=4"])
+    )
+    assert second.learning_rate() == 7.5e-5 and second.teacher_weight() == 0.2
+    first = load_train_config(REPO_ROOT / "configs" / "ppo_long.yaml")
+    assert second.learning_rate() == first.lr * (1 - 60 / 80) and second.teacher_weight() == first.teacher_floor
 
 
 def test_damaged_checkpoints_always_raise_checkpoint_error(tmp_path: Path) -> None:
