@@ -29,7 +29,7 @@ import os
 import signal
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -463,14 +463,17 @@ def initial_state(source: str, shape: NetworkShape, rules: PedroConfig) -> dict[
     payload = load_checkpoint(path)
     try:
         check_layout(payload.get("observation_layout"), rules, f"init_from {source}")
+    except ValueError as error:
+        raise CheckpointError(str(error)) from None
+    try:
         saved = NetworkShape.from_dict(payload["network"])
     except (KeyError, TypeError, ValueError) as error:
-        raise CheckpointError(str(error) if isinstance(error, ValueError) else f"init_from {source}: {error}") from None
+        raise CheckpointError(f"init_from {source} holds a network that cannot be rebuilt: {error}") from None
     if saved != shape:
         differences = ", ".join(
-            f"{name} {getattr(saved, name)!r} (this config: {getattr(shape, name)!r})"
-            for name in ("observation_size", "critic_input_size", "num_actions", "hidden_sizes", "shared_trunk")
-            if getattr(saved, name) != getattr(shape, name)
+            f"{item.name} {getattr(saved, item.name)!r} (this config: {getattr(shape, item.name)!r})"
+            for item in fields(NetworkShape)
+            if getattr(saved, item.name) != getattr(shape, item.name)
         )
         raise CheckpointError(f"init_from {source} holds another network: {differences}")
     return payload["model"]
