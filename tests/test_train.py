@@ -221,6 +221,28 @@ def test_config_errors_name_the_key_and_the_allowed_values(tmp_path: Path) -> No
         load_train_config(numbers)
 
 
+def test_a_config_file_builds_on_its_base(tmp_path: Path) -> None:
+    first = load_train_config(REPO_ROOT / "configs" / "ppo_long.yaml").to_dict()
+    second = load_train_config(REPO_ROOT / "configs" / "ppo_long_finetune.yaml").to_dict()
+    changed = {key for key in first if first[key] != second[key]}
+    assert changed == {"total_decisions", "init_from", "seed", "lr", "teacher_coef", "teacher_decisions"}
+    (tmp_path / "base.yaml").write_text("lr: 1e-4\nnum_envs: 8\nenv: {target_score: 21, variant: cinch}\n")
+    (tmp_path / "child.yaml").write_text("base: base.yaml\nnum_envs: 16\nenv: {target_score: 31}\n")
+    child = load_train_config(tmp_path / "child.yaml")
+    assert (child.lr, child.num_envs) == (1e-4, 16)
+    assert (child.pedro_config.target_score, child.pedro_config.variant) == (31, "cinch")  # env merged key by key
+    (tmp_path / "orphan.yaml").write_text("base: missing.yaml\n")
+    with pytest.raises(TrainConfigError, match="config file not found: .*missing.yaml"):
+        load_train_config(tmp_path / "orphan.yaml")
+    (tmp_path / "empty.yaml").write_text("base: 3\n")
+    with pytest.raises(TrainConfigError, match=r"'base' = 3 is not allowed: it takes the path of another config file"):
+        load_train_config(tmp_path / "empty.yaml")
+    (tmp_path / "a.yaml").write_text("base: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("base: a.yaml\n")
+    with pytest.raises(TrainConfigError, match="leads back to a file that names it as its base"):
+        load_train_config(tmp_path / "a.yaml")
+
+
 def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert train_main([str(SMOKE), "--set", "num_envs=-3", f"runs_dir={tmp_path}"]) == 2
     assert "'num_envs' = -3 is not allowed" in capsys.readouterr().err

@@ -523,10 +523,36 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return values
 
 
+def read_config_file(path: str | Path, within: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """A config file's keys over those of the file its ``base`` key names (a path relative to it), if any.
+
+    Its keys replace the base's; ``env`` is merged key by key. A base may name a base of its own.
+    """
+    path = Path(path)
+    values = {key.replace("-", "_"): value for key, value in read_yaml(path).items()}
+    base = values.pop("base", None)
+    if base is None:
+        return values
+    if not isinstance(base, str) or not base.strip():
+        raise TrainConfigError(
+            f"config file {path}: 'base' = {short_repr(base)} is not allowed: it takes the path of another "
+            "config file, relative to this one (e.g. base: ppo_long.yaml)"
+        )
+    base_path = path.parent / base
+    if base_path.resolve() in (*within, path.resolve()):
+        raise TrainConfigError(f"config file {path}: base {base} leads back to a file that names it as its base")
+    merged = read_config_file(base_path, (*within, path.resolve()))
+    env = values.pop("env", None)
+    if isinstance(env, Mapping) and isinstance(merged.get("env"), Mapping):
+        env = {**merged["env"], **env}
+    if env is not None:
+        merged["env"] = env
+    return {**merged, **values}
+
+
 def load_train_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
     """A config file (or the defaults) plus ``KEY=VALUE`` overrides, checked."""
-    values = read_yaml(path) if path is not None else {}
-    values = {key.replace("-", "_"): value for key, value in values.items()}
+    values = read_config_file(path) if path is not None else {}
     return make_train_config(**apply_overrides(values, overrides or []))
 
 
