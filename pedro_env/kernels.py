@@ -257,60 +257,54 @@ def highest_card(x):
     return 63 - _leading_zeros(x)
 
 
-def _expansion_table() -> np.ndarray:
-    """(256,) uint64: byte value -> the 8-byte word whose byte ``i`` (in memory order) is bit ``i`` of the value."""
-    table = np.zeros(256, dtype=np.uint64)
-    for value in range(256):
-        word = bytes((value >> bit) & 1 for bit in range(8))
-        table[value] = int.from_bytes(word, sys.byteorder)
-    return table
+def _bits_as_bytes_store(width):
+    """A compiled ``store(out, g, start, bits)``: the low ``width`` bits of uint64 ``bits`` as ``width`` bytes of
+    0/1 into ``out[g, start : start + width]`` (C-contiguous 2D bytes, uint8 or bool; byte ``i`` = bit ``i``): the
+    bits as a mask of 64 lanes widened to bytes (one masked move with AVX-512, a few shuffles with AVX2), and
+    one store of ``width`` bytes; no bounds check."""
+    if config.DISABLE_JIT:  # plain Python, for a debugger
 
+        def store(out, g, start, bits):
+            out[g, start : start + width] = [(int(bits) >> i) & 1 for i in range(width)]
 
-BITS_AS_BYTES = _expansion_table()
-
-
-if config.DISABLE_JIT:
-
-    def store_word(out, g, start, word):
-        """Write the 8 bytes of uint64 ``word`` (memory order) to ``out[g, start : start + 8]`` (uint8)."""
-        out[g, start : start + 8] = np.frombuffer(int(word).to_bytes(8, sys.byteorder), dtype=np.uint8)
-
-else:
+        return store
 
     @intrinsic
-    def store_word(typingctx, out, g, start, word):
-        """Write the 8 bytes of uint64 ``word`` (memory order) to ``out[g, start : start + 8]`` of a C-contiguous
-        2D uint8 array: one unaligned 8-byte store, no bounds check."""
-
+    def store(typingctx, out, g, start, bits):
         def codegen(context, builder, signature, args):
             array = context.make_array(signature.args[0])(context, builder, args[0])
             row_stride = cgutils.unpack_tuple(builder, array.strides)[0]
             offset = builder.add(builder.mul(args[1], row_stride), args[2])
-            pointer = builder.bitcast(builder.gep(array.data, [offset]), ir.IntType(64).as_pointer())
-            builder.store(args[3], pointer, align=1)
+            lanes = builder.bitcast(args[3], ir.VectorType(ir.IntType(1), 64))
+            as_bytes = builder.zext(lanes, ir.VectorType(ir.IntType(8), 64))
+            first = ir.Constant(ir.VectorType(ir.IntType(32), width), list(range(width)))
+            piece = builder.shuffle_vector(as_bytes, ir.Constant(as_bytes.type, None), first)
+            pointer = builder.bitcast(builder.gep(array.data, [offset]), piece.type.as_pointer())
+            builder.store(piece, pointer, align=1)
             return context.get_dummy_value()
 
         return types.void(out, types.intp, types.intp, types.uint64), codegen
 
+    return store
+
+
+store_card_bytes = _bits_as_bytes_store(52)  # a card set as a 52-byte piece
+store_suit_bytes = _bits_as_bytes_store(4)  # a 4-bit suit set (voids) as 4 bytes
+_store_64_bytes = _bits_as_bytes_store(64)
+
 
 @njit(cache=True, _nrt=False, inline="always")
-def card_words(out, g, start, sets, count):
-    """Write the card sets ``sets[:count]`` (uint64) as consecutive 52-byte pieces of 0/1 bytes from
-    ``out[g, start]``, eight bytes a store; the last piece of an odd count also writes 4 zero bytes after
-    the pieces (the caller writes those bytes afterwards)."""
-    for j in range(0, count - 1, 2):  # two pieces are 104 bytes, 13 whole words
-        low = sets[j] | (sets[j + 1] << np.uint64(52))
-        high = sets[j + 1] >> np.uint64(12)
-        at = start + 52 * j
-        for i in range(8):
-            store_word(out, g, at + 8 * i, BITS_AS_BYTES[(low >> np.uint64(8 * i)) & np.uint64(255)])
-        for i in range(5):
-            store_word(out, g, at + 64 + 8 * i, BITS_AS_BYTES[(high >> np.uint64(8 * i)) & np.uint64(255)])
-    if count % 2:
-        last = sets[count - 1]
-        at = start + 52 * (count - 1)
-        for i in range(7):
-            store_word(out, g, at + 8 * i, BITS_AS_BYTES[(last >> np.uint64(8 * i)) & np.uint64(255)])
+def zero_bytes(out, g, start, length):
+    """Zero ``out[g, start : start + length]`` (bytes) with 64-byte stores, the last one overlapping the one
+    before it (instead of a call to memset)."""
+    if length < 64:
+        out[g, start : start + length] = 0
+        return
+    end = start + length - 64
+    while start < end:
+        _store_64_bytes(out, g, start, _ZERO)
+        start += 64
+    _store_64_bytes(out, g, end, _ZERO)
 
 
 @njit(cache=True, inline="always")
@@ -468,7 +462,7 @@ def match_winner_of(scores, target, maker_team, made):
     return leader if leaders == 1 else -1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def discard_options_of(hands, done, drawn, set_aside, robbing, actor, stock_size):
     """(may_discard, may_say_done) of the actor: ``hands`` (n,) card sets, ``done`` / ``drawn`` (n,)."""
     held = popcount(hands[actor])
@@ -577,7 +571,7 @@ def new_matches(buf, eo, b, params, games, dealers, hashed, pending):
 # ---------------------------------------------------------------- the phases of one game
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _start_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab):
     """The maker leads the first trick; remember which team holds Low (for low="held")."""
     n = params[P_PLAYERS]
@@ -594,7 +588,7 @@ def _start_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab):
     i8[eo[F_LOW_TEAM] + g] = low_team
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _apply_bid(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params):
     n = params[P_PLAYERS]
     seat = i8[eo[F_ACTOR] + g]
@@ -665,7 +659,7 @@ def _refill(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, taken):
         _take_into_hand(u8, i8, i16, i32, i64, u64, f32, eo, b, g, seat, taken, params)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _apply_discard(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab, taken):
     """``discard XX`` or ``done`` (``taken``: (S,) bool scratch); returns whether play begins (the caller starts it)."""
     n = params[P_PLAYERS]
@@ -707,7 +701,7 @@ def _apply_discard(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, ta
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _apply_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab):
     n = params[P_PLAYERS]
     seat = i8[eo[F_ACTOR] + g]
@@ -837,55 +831,56 @@ def _step_scratch(params):
     )
 
 
-@njit(cache=True, inline="always")
-def _card_sets_scratch(params):
-    """The scratch array of :func:`_encode_games`: one uint64 per card piece (hand .. won)."""
-    return np.empty(4 + 2 * params[P_PLAYERS] + params[P_TEAMS], dtype=np.uint64)
-
-
 @njit(cache=True, _nrt=False)
 def _step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta):
     """:func:`step_games` with its scratch arrays given (``taken`` (stock,) bool, ``deck`` (52,) int8, ``keys``
     (52,) uint64, ``points`` and ``delta`` (teams,) int64), without reference counting."""
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
-    n = params[P_PLAYERS]
-    any_over = False
-    for g in range(b):
-        if u8[eo[F_DEAL_OVER] + g]:
-            any_over = True
-            break
-    if any_over:  # clear what the previous step's deal endings reported
-        f32[eo[F_REWARDS] : eo[F_REWARDS] + b * params[P_PLAYERS]] = 0.0
-        u8[eo[F_DEAL_OVER] : eo[F_DEAL_OVER] + b] = 0
-        u8[eo[F_LAST_REDEAL] : eo[F_LAST_REDEAL] + b] = 0
-        i8[eo[F_LAST_RENEGE] : eo[F_LAST_RENEGE] + b] = -1
-        u8[eo[F_TERMINATED] : eo[F_TERMINATED] + b] = 0
-        u8[eo[F_TRUNCATED] : eo[F_TRUNCATED] + b] = 0
-    for g in range(b):
-        p = i8[eo[F_PHASE] + g]
-        action = actions[g]
-        if p == BID:
-            _apply_bid(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params)
-        elif p == TRUMP:
-            i8[eo[F_TRUMP] + g] = action - TRUMP_OFFSET
-            if params[P_SIX_CARD]:
-                _start_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab)
-            else:
-                i8[eo[F_PHASE] + g] = DISCARD
-                i8[eo[F_ACTOR] + g] = seat_after(i8[eo[F_DEALER] + g], 1, n)
-        elif p == DISCARD:
-            if _apply_discard(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab, taken):
-                _start_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab)
-        elif p == PLAY:
-            _apply_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab)
     waiting = 0
     for g in range(b):
-        if u8[eo[F_DEAL_OVER] + g] and _finish_deal(
-            u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, points, delta
-        ):
-            waiting = _deal_or_defer(
-                u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, hashed, deck, keys, pending, waiting
-            )
+        waiting = _step_game(
+            u8, i8, i16, i32, i64, u64, f32, eo, b, g, actions[g], params, tab, hashed, pending, waiting,
+            taken, deck, keys, points, delta,
+        )  # fmt: skip
+    return waiting
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _step_game(
+    u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab, hashed, pending, waiting,
+    taken, deck, keys, points, delta,
+):  # fmt: skip
+    """Game ``g`` takes ``action`` (a game OVER ignores it): what the last step's deal ending reported is
+    cleared first; a deal that ends is scored and the next one dealt (or ``g`` appended to ``pending``, see
+    :func:`step_games`). Returns the new count of ``pending``."""
+    n = params[P_PLAYERS]
+    if u8[eo[F_DEAL_OVER] + g]:  # only a deal's end sets these
+        for seat in range(n):
+            f32[eo[F_REWARDS] + g * n + seat] = 0.0
+        u8[eo[F_DEAL_OVER] + g] = 0
+        u8[eo[F_LAST_REDEAL] + g] = 0
+        i8[eo[F_LAST_RENEGE] + g] = -1
+        u8[eo[F_TERMINATED] + g] = 0
+        u8[eo[F_TRUNCATED] + g] = 0
+    p = i8[eo[F_PHASE] + g]
+    if p == PLAY:
+        _apply_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab)
+    elif p == BID:
+        _apply_bid(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params)
+    elif p == TRUMP:
+        i8[eo[F_TRUMP] + g] = action - TRUMP_OFFSET
+        if params[P_SIX_CARD]:
+            _start_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab)
+        else:
+            i8[eo[F_PHASE] + g] = DISCARD
+            i8[eo[F_ACTOR] + g] = seat_after(i8[eo[F_DEALER] + g], 1, n)
+    elif p == DISCARD:
+        if _apply_discard(u8, i8, i16, i32, i64, u64, f32, eo, b, g, action, params, tab, taken):
+            _start_play(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab)
+    if u8[eo[F_DEAL_OVER] + g] and _finish_deal(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, points, delta):
+        waiting = _deal_or_defer(
+            u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, hashed, deck, keys, pending, waiting
+        )
     return waiting
 
 
@@ -897,66 +892,70 @@ def legal_masks(buf, eo, b, params, tab, mask):
     """Fill ``mask`` (B, 133) bool with the actor's legal actions (all False where the phase is OVER).
     Allocates nothing, so it runs without reference counting (the array views it takes cost 2/3 of its time)."""
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
-    n, stock_size = params[P_PLAYERS], params[P_STOCK]
     for g in range(b):
-        mask[g, :] = False
-        p = i8[eo[F_PHASE] + g]
-        if p == BID:
-            high = i8[eo[F_HIGH_BID] + g]
-            mask[g, PASS_ACTION] = True
-            for bid in range(max(high + 1, params[P_MIN_BID]), params[P_TOTAL] + 1):
-                mask[g, bid] = True
-            if params[P_DEALER_FORCED] and high == 0 and i8[eo[F_ACTOR] + g] == i8[eo[F_DEALER] + g]:
-                mask[g, PASS_ACTION] = False
-        elif p == TRUMP:
-            for suit in range(4):
-                mask[g, TRUMP_OFFSET + suit] = True
-        elif p == DISCARD:
-            seats = u64[eo[F_HANDS] + g * n : eo[F_HANDS] + (g + 1) * n]
-            may_discard, may_say_done = discard_options_of(
-                seats,
-                u8[eo[F_DONE] + g * n : eo[F_DONE] + (g + 1) * n],
-                i8[eo[F_DRAWN] + g * n : eo[F_DRAWN] + (g + 1) * n],
-                u64[eo[F_SET_ASIDE] + g],
-                u8[eo[F_ROBBING] + g] != 0,
-                i8[eo[F_ACTOR] + g],
-                stock_size,
-            )
-            if may_discard:
-                _card_piece(mask, g, DISCARD_OFFSET, seats[i8[eo[F_ACTOR] + g]])
-            mask[g, DONE_ACTION] = may_say_done
-        elif p == PLAY:
-            leader = i8[eo[F_TRICK_LEADER] + g]
-            led = i8[eo[F_TRICK] + g * n + leader]
-            legal = legal_play_set(u64[eo[F_HANDS] + g * n + i8[eo[F_ACTOR] + g]], i8[eo[F_TRUMP] + g], led, tab)
-            _card_piece(mask, g, PLAY_OFFSET, legal)
+        _legal_mask_of(u8, i8, u64, eo, params, tab, g, mask)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _card_piece(out, g, start, cards):
-    """Set ``out[g, start + card]`` for every card of the set ``cards`` (the rest of the piece is left as it is)."""
-    while cards != _ZERO:
-        out[g, start + lowest_card(cards)] = 1
-        cards &= cards - _ONE
+def _legal_mask_of(u8, i8, u64, eo, params, tab, g, mask):
+    """Row ``g`` of :func:`legal_masks`."""
+    n, stock_size = params[P_PLAYERS], params[P_STOCK]
+    zero_bytes(mask, g, 0, NUM_ACTIONS)
+    p = i8[eo[F_PHASE] + g]
+    if p == BID:
+        high = i8[eo[F_HIGH_BID] + g]
+        mask[g, PASS_ACTION] = True
+        for bid in range(max(high + 1, params[P_MIN_BID]), params[P_TOTAL] + 1):
+            mask[g, bid] = True
+        if params[P_DEALER_FORCED] and high == 0 and i8[eo[F_ACTOR] + g] == i8[eo[F_DEALER] + g]:
+            mask[g, PASS_ACTION] = False
+    elif p == TRUMP:
+        for suit in range(4):
+            mask[g, TRUMP_OFFSET + suit] = True
+    elif p == DISCARD:
+        seats = u64[eo[F_HANDS] + g * n : eo[F_HANDS] + (g + 1) * n]
+        may_discard, may_say_done = discard_options_of(
+            seats,
+            u8[eo[F_DONE] + g * n : eo[F_DONE] + (g + 1) * n],
+            i8[eo[F_DRAWN] + g * n : eo[F_DRAWN] + (g + 1) * n],
+            u64[eo[F_SET_ASIDE] + g],
+            u8[eo[F_ROBBING] + g] != 0,
+            i8[eo[F_ACTOR] + g],
+            stock_size,
+        )
+        if may_discard:
+            store_card_bytes(mask, g, DISCARD_OFFSET, seats[i8[eo[F_ACTOR] + g]])
+        mask[g, DONE_ACTION] = may_say_done
+    elif p == PLAY:
+        leader = i8[eo[F_TRICK_LEADER] + g]
+        led = i8[eo[F_TRICK] + g * n + leader]
+        legal = legal_play_set(u64[eo[F_HANDS] + g * n + i8[eo[F_ACTOR] + g]], i8[eo[F_TRUMP] + g], led, tab)
+        store_card_bytes(mask, g, PLAY_OFFSET, legal)
 
 
 @njit(cache=True)
 def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out):
     """Fill ``out`` (B, D) uint8 with each game's observation from seat ``viewer[g]`` (pedro_env.encoding);
     an ``out`` of (B, D + n*52 + 52) also gets every relative seat's hand and the unseen stock (the full state)."""
-    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, _card_sets_scratch(params))
+    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out)
 
 
 @njit(cache=True, _nrt=False)
-def _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, card_sets):
-    """:func:`encode_games` with its scratch given (``card_sets`` (4 + 2n + T,) uint64), without reference
-    counting."""
+def _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out):
+    """:func:`encode_games` without reference counting (it allocates nothing)."""
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
+    for g in range(b):
+        _encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, viewer[g], out)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, v, out):
+    """Row ``g`` of :func:`encode_games`: game ``g`` seen from seat ``v``."""
     n, teams, stock_size, total = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK], params[P_TOTAL]
     target = params[P_TARGET]
     size = pieces[O_TARGET] + 1
     full = out.shape[1] > size
-    # offsets as locals: loaded once, not again after every store into ``out`` (which might alias them)
+    # offsets as locals: read once, not again after every store into ``out`` (which might alias them)
     p_target = pieces[O_TARGET]
     p_hand = pieces[O_HAND]
     p_bids = pieces[O_BIDS]
@@ -997,62 +996,59 @@ def _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out, card_
     e_in_stock = eo[F_IN_STOCK]
     e_stock = eo[F_STOCK]
     cards_end = p_won + 52 * teams  # the card pieces are the first ones, hand .. won, one after another
-    for g in range(b):
-        v = viewer[g]
-        my_team = params[P_TEAM_OF_SEAT + v]
-        card_sets[0] = u64[e_hands + g * n + v]
-        card_sets[1] = u64[e_open_draws + g]
-        card_sets[2 + n] = u64[e_set_aside + g]
-        trick_set = _ZERO
+    my_team = params[P_TEAM_OF_SEAT + v]
+    # the card pieces, in layout order: hand, open draws, discards (n), set aside, played (n), trick, won (T)
+    store_card_bytes(out, g, p_hand, u64[e_hands + g * n + v])
+    store_card_bytes(out, g, p_hand + 52, u64[e_open_draws + g])
+    store_card_bytes(out, g, p_hand + 52 * (2 + n), u64[e_set_aside + g])
+    trick_set = _ZERO
+    for r in range(n):
+        i = g * n + seat_after(v, r, n)
+        store_card_bytes(out, g, p_hand + 52 * (2 + r), u64[e_discards + i])
+        store_card_bytes(out, g, p_hand + 52 * (3 + n + r), u64[e_played + i])
+        if i8[e_trick + i] >= 0:
+            trick_set |= card_bit(i8[e_trick + i])
+    store_card_bytes(out, g, p_hand + 52 * (3 + 2 * n), trick_set)
+    for t in range(teams):
+        store_card_bytes(out, g, p_won + 52 * t, u64[e_won + g * teams + seat_after(my_team, t, teams)])
+    zero_bytes(out, g, cards_end, size - cards_end)  # the rest of the observation, before the writes below
+    total_drawn = 0
+    for r in range(n):
+        i = g * n + seat_after(v, r, n)
+        out[g, p_bids + r * (total + 2) + 1 + i8[e_bids + i]] = 1
+        out[g, p_done + r] = u8[e_done + i]
+        out[g, p_drawn + r] = i8[e_drawn + i]
+        out[g, p_hand_sizes + r] = popcount(u64[e_hands + i])
+        store_suit_bytes(out, g, p_voids + 4 * r, np.uint64(u8[e_voids + i]))
+        total_drawn += i8[e_drawn + i]
+    trump = i8[e_trump + g]
+    point_trump = trump & 3  # nothing is won before trumps are named
+    for t in range(teams):
+        team = seat_after(my_team, t, teams)
+        out[g, p_points + t] = team_points(u64[e_won + g * teams + team], point_trump, tab)
+        to_go = target - i32[e_scores + g * teams + team]
+        out[g, p_to_go + t] = min(max(to_go, 0), to_go_cap)
+    if i8[e_phase + g] < OVER:
+        out[g, p_phase + i8[e_phase + g]] = 1
+    if trump >= 0:
+        out[g, p_trump + trump] = 1
+    out[g, p_dealer + seat_from(i8[e_dealer + g], v, n)] = 1
+    if i8[e_maker + g] >= 0:
+        out[g, p_maker + seat_from(i8[e_maker + g], v, n)] = 1
+    if i8[e_trick_leader + g] >= 0:
+        out[g, p_trick_leader + seat_from(i8[e_trick_leader + g], v, n)] = 1
+    out[g, p_stock_left] = stock_size - total_drawn - popcount(u64[e_set_aside + g])
+    out[g, p_robbing] = u8[e_robbing + g]
+    out[g, p_tricks_done] = i8[e_tricks_done + g]
+    out[g, p_target] = min(target, 255)
+    if full:
         for r in range(n):
-            i = g * n + seat_after(v, r, n)
-            card_sets[2 + r] = u64[e_discards + i]
-            card_sets[3 + n + r] = u64[e_played + i]
-            if i8[e_trick + i] >= 0:
-                trick_set |= card_bit(i8[e_trick + i])
-        card_sets[3 + 2 * n] = trick_set
-        for t in range(teams):
-            card_sets[4 + 2 * n + t] = u64[e_won + g * teams + seat_after(my_team, t, teams)]
-        card_words(out, g, p_hand, card_sets, 4 + 2 * n + teams)  # the card pieces, in layout order
-        out[g, cards_end:] = 0  # the rest of the row (in cache now) before the writes below (a memset)
-        total_drawn = 0
-        for r in range(n):
-            i = g * n + seat_after(v, r, n)
-            out[g, p_bids + r * (total + 2) + 1 + i8[e_bids + i]] = 1
-            out[g, p_done + r] = u8[e_done + i]
-            out[g, p_drawn + r] = i8[e_drawn + i]
-            out[g, p_hand_sizes + r] = popcount(u64[e_hands + i])
-            for suit in range(4):
-                out[g, p_voids + 4 * r + suit] = (u8[e_voids + i] >> suit) & 1
-            total_drawn += i8[e_drawn + i]
-        trump = i8[e_trump + g]
-        point_trump = trump & 3  # nothing is won before trumps are named
-        for t in range(teams):
-            team = seat_after(my_team, t, teams)
-            out[g, p_points + t] = team_points(card_sets[4 + 2 * n + t], point_trump, tab)
-            to_go = target - i32[e_scores + g * teams + team]
-            out[g, p_to_go + t] = min(max(to_go, 0), to_go_cap)
-        if i8[e_phase + g] < OVER:
-            out[g, p_phase + i8[e_phase + g]] = 1
-        if trump >= 0:
-            out[g, p_trump + trump] = 1
-        out[g, p_dealer + seat_from(i8[e_dealer + g], v, n)] = 1
-        if i8[e_maker + g] >= 0:
-            out[g, p_maker + seat_from(i8[e_maker + g], v, n)] = 1
-        if i8[e_trick_leader + g] >= 0:
-            out[g, p_trick_leader + seat_from(i8[e_trick_leader + g], v, n)] = 1
-        out[g, p_stock_left] = stock_size - total_drawn - popcount(u64[e_set_aside + g])
-        out[g, p_robbing] = u8[e_robbing + g]
-        out[g, p_tricks_done] = i8[e_tricks_done + g]
-        out[g, p_target] = min(target, 255)
-        if full:
-            for r in range(n):
-                _card_piece(out, g, size + 52 * r, u64[e_hands + g * n + seat_after(v, r, n)])
-            unseen = _ZERO
-            for i in range(stock_size):
-                if u8[e_in_stock + g * stock_size + i]:
-                    unseen |= card_bit(i8[e_stock + g * stock_size + i])
-            _card_piece(out, g, size + 52 * n, unseen)
+            store_card_bytes(out, g, size + 52 * r, u64[e_hands + g * n + seat_after(v, r, n)])
+        unseen = _ZERO
+        for i in range(stock_size):
+            if u8[e_in_stock + g * stock_size + i]:
+                unseen |= card_bit(i8[e_stock + g * stock_size + i])
+        store_card_bytes(out, g, size + 52 * n, unseen)
 
 
 # ---------------------------------------------------------------- batch helpers for Python callers
@@ -1243,17 +1239,17 @@ def vector_step(buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mas
     params = statics[:NUM_PARAMS]
     return _vector_step(
         buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
-        np.empty(2 * b, dtype=np.int64), _card_sets_scratch(params), *_step_scratch(params),
+        np.empty(2 * b, dtype=np.int64), *_step_scratch(params),
     )  # fmt: skip
 
 
 @njit(cache=True, _nrt=False)
 def _vector_step(
     buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
-    games, card_sets, taken, deck, keys, points, delta,
+    games, taken, deck, keys, points, delta,
 ):  # fmt: skip
-    """:func:`vector_step` with its scratch given (``games`` (2B,) int64, then :func:`_encode_games`' and
-    :func:`_step_games`'), without reference counting: it allocates nothing (a restart's deal does)."""
+    """:func:`vector_step` with its scratch given (``games`` (2B,) int64, then :func:`_step_games`'), without
+    reference counting: it allocates nothing (a restart's deal does)."""
     params, tab, pieces, to_go_cap = unpack_statics(statics)
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, teams = params[P_PLAYERS], params[P_TEAMS]
@@ -1302,7 +1298,7 @@ def _vector_step(
     legal_masks(buf, eo, b, params, tab, next_mask)
     for g in range(b):
         viewer[g] = actor[g] = i8[eo[F_ACTOR] + g]
-    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, obs, card_sets)
+    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, obs)
     return 1 if any_deal else 0
 
 
