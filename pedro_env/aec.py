@@ -213,6 +213,7 @@ class raw_env(AECEnv):
             len(self._decks) == 0,  # no injected decks: the kernel deals the hashed ones itself
             self._pending_games,
             self._masks,
+            *kernels.step_scratch(self.encoder.params),
         )
         self._step_call = (kernels.entry_point(kernels.aec_step, *step_args), step_args)
         observation = np.empty(self.encoder.size, dtype=np.uint8)

@@ -551,7 +551,7 @@ def new_matches(buf, eo, b, params, games, dealers, hashed, pending):
     teams = params[P_TEAMS]
     deck = np.empty(52, dtype=np.int8)
     keys = np.empty(52, dtype=np.uint64)
-    waiting = 0
+    waiting = np.int64(0)  # not a literal 0: _deal_or_defer would be compiled again for it
     for i in range(games.shape[0]):
         g = games[i]
         for team in range(teams):
@@ -809,34 +809,28 @@ def _finish_deal(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, points,
     return True
 
 
-@njit(cache=True)
-def step_games(buf, eo, b, params, tab, actions, hashed, pending):
-    """Apply one action per game, in place (games OVER ignore theirs). Deals that end are scored and
-    the next deal dealt: hashed decks when ``hashed``, else the games are listed in ``pending`` for the
-    caller to deal. Returns the number of games written to ``pending``."""
-    return _step_games(buf, eo, b, params, tab, actions, hashed, pending, *_step_scratch(params))
-
-
-@njit(cache=True, inline="always")
-def _step_scratch(params):
-    """The scratch arrays of :func:`_step_games`: taken (stock,) bool, deck (52,) int8, keys (52,) uint64,
-    points and delta (teams,) int64."""
-    teams = params[P_TEAMS]
+def step_scratch(params: np.ndarray) -> tuple:
+    """The scratch arrays of :func:`step_games` (and of the env steps built on it): taken (stock,) bool,
+    deck (52,) int8, keys (52,) uint64, points and delta (teams,) int64. Made once by the caller, so a step
+    allocates nothing."""
+    teams = int(params[P_TEAMS])
     return (
-        np.zeros(params[P_STOCK], dtype=np.bool_),
-        np.empty(52, dtype=np.int8),
-        np.empty(52, dtype=np.uint64),
+        np.zeros(int(params[P_STOCK]), dtype=np.bool_),
+        np.zeros(52, dtype=np.int8),
+        np.zeros(52, dtype=np.uint64),
         np.zeros(teams, dtype=np.int64),
         np.zeros(teams, dtype=np.int64),
     )
 
 
 @njit(cache=True, _nrt=False)
-def _step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta):
-    """:func:`step_games` with its scratch arrays given (``taken`` (stock,) bool, ``deck`` (52,) int8, ``keys``
-    (52,) uint64, ``points`` and ``delta`` (teams,) int64), without reference counting."""
+def step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta):
+    """Apply one action per game, in place (games OVER ignore theirs). Deals that end are scored and
+    the next deal dealt: hashed decks when ``hashed``, else the games are listed in ``pending`` for the
+    caller to deal. ``taken`` .. ``delta``: scratch from :func:`step_scratch` (no reference counting here).
+    Returns the number of games written to ``pending``."""
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
-    waiting = 0
+    waiting = np.int64(0)  # not a literal 0: _step_game would be compiled again for it
     for g in range(b):
         waiting = _step_game(
             u8, i8, i16, i32, i64, u64, f32, eo, b, g, actions[g], params, tab, hashed, pending, waiting,
@@ -1175,7 +1169,7 @@ def unpack_statics(statics):
 def encode_observations(buf, eo, b, statics, viewer, out):
     """:func:`encode_games` with the config's constant inputs in one array."""
     params, tab, pieces, to_go_cap = unpack_statics(statics)
-    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out)
+    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out)
 
 
 # ---------------------------------------------------------------- fused steps of the environments
@@ -1190,16 +1184,16 @@ AEC_OVER = 16  # the match is over (phase OVER)
 AEC_ACTOR_SHIFT = 8  # the seat to act next, in the bits from here up
 
 
-@njit(cache=True)
-def aec_step(buf, eo, statics, actions, hashed, pending, mask):
-    """One AEC step of a batch of one: :func:`step_games` (``actions`` (1,) int64), then :func:`legal_masks` into
-    ``mask`` (1, 133) bool, and what the env reads after a step as one status word (``AEC_*`` bits, the next
-    actor above them), so the caller reads no state field. A deal waiting for the caller's deck leaves the
-    mask to the caller."""
+@njit(cache=True, _nrt=False)
+def aec_step(buf, eo, statics, actions, hashed, pending, mask, taken, deck, keys, points, delta):
+    """One AEC step of a batch of one: :func:`step_games` (``actions`` (1,) int64; ``taken`` .. ``delta`` its
+    scratch), then :func:`legal_masks` into ``mask`` (1, 133) bool, and what the env reads after a step as one
+    status word (``AEC_*`` bits, the next actor above them), so the caller reads no state field. A deal
+    waiting for the caller's deck leaves the mask to the caller."""
     params, tab, _, _ = unpack_statics(statics)
     u8, i8, _, _, _, _, _ = _typed_views(buf)
     b = actions.shape[0]  # 1, as a runtime int: a literal 1 would compile step_games and its helpers again for it
-    waiting = step_games(buf, eo, b, params, tab, actions, hashed, pending)
+    waiting = step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta)
     status = np.int64(i8[eo[F_ACTOR]]) << AEC_ACTOR_SHIFT
     if waiting:
         status |= AEC_WAITING
@@ -1220,11 +1214,19 @@ def aec_step(buf, eo, statics, actions, hashed, pending, mask):
 def aec_observe(buf, eo, statics, viewer, out):
     """The observation of a batch of one from seat ``viewer`` (1,) int64 into ``out`` (D,) uint8."""
     params, tab, pieces, to_go_cap = unpack_statics(statics)
-    encode_games(buf, eo, viewer.shape[0], params, tab, pieces, to_go_cap, viewer, out.reshape((1, out.shape[0])))
+    _encode_games(buf, eo, viewer.shape[0], params, tab, pieces, to_go_cap, viewer, out.reshape((1, out.shape[0])))
 
 
-@njit(cache=True)
-def vector_step(buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor):
+def vector_step_scratch(params: np.ndarray, b: int) -> tuple:
+    """The scratch arrays of :func:`vector_step` for ``b`` games: ``games`` (2B,) int64, then :func:`step_scratch`'s."""
+    return (np.zeros(2 * b, dtype=np.int64), *step_scratch(params))
+
+
+@njit(cache=True, _nrt=False)
+def vector_step(
+    buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
+    games, taken, deck, keys, points, delta,
+):  # fmt: skip
     """One step of PedroVectorEnv, checked and whole, in one call.
 
     ``actions`` (B,) int64 are checked against ``mask`` (B, 133) bool (a renege the config allows is legal);
@@ -1234,22 +1236,10 @@ def vector_step(buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mas
     bool gets terminated, truncated, deal_over; ``scores`` (B, T) and ``winner`` (B,) the scores and
     winners before finished matches restart (the next match on the same seed); then ``next_mask`` and ``obs``
     (B, D) uint8 of every actor are written (``next_mask`` may be ``mask``), and ``actor`` (B,) int8.
-    ``statics``: :func:`pack_statics`. Returns 1 if a deal ended, else 0.
+    ``statics``: :func:`pack_statics`; ``games`` .. ``delta``: scratch from :func:`vector_step_scratch`, so the
+    step allocates nothing itself (a restarted match's deal does) and runs without reference counting.
+    Returns 1 if a deal ended, else 0.
     """
-    params = statics[:NUM_PARAMS]
-    return _vector_step(
-        buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
-        np.empty(2 * b, dtype=np.int64), *_step_scratch(params),
-    )  # fmt: skip
-
-
-@njit(cache=True, _nrt=False)
-def _vector_step(
-    buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
-    games, taken, deck, keys, points, delta,
-):  # fmt: skip
-    """:func:`vector_step` with its scratch given (``games`` (2B,) int64, then :func:`_step_games`'), without
-    reference counting: it allocates nothing (a restart's deal does)."""
     params, tab, pieces, to_go_cap = unpack_statics(statics)
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     n, teams = params[P_PLAYERS], params[P_TEAMS]
@@ -1270,7 +1260,7 @@ def _vector_step(
         owed[g, i8[eo[F_ACTOR] + g]] = 0.0
     pending, viewer = games[:b], games[b:]
     hashed = b > 0  # True, as a runtime bool: a literal True would compile the helpers again for it
-    _step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta)
+    step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta)
     any_deal = 0
     restarting = 0
     for g in range(b):

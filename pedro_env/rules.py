@@ -134,6 +134,8 @@ def step(
     actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(b)
     hashed = deck_source is seed_deck_source
     pending = np.empty(b, dtype=np.int64)
-    waiting = kernels.step_games(state.buffer, state.element_offsets, b, params, tab, actions, hashed, pending)
+    waiting = kernels.step_games(
+        state.buffer, state.element_offsets, b, params, tab, actions, hashed, pending, *kernels.step_scratch(params)
+    )
     if waiting:
         _deal_from(state, pending[:waiting], params, deck_source)

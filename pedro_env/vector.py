@@ -149,6 +149,7 @@ class PedroVectorEnv:
         self._reused: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None
         self._inputs_of: PedroState | None = None
         self._inputs: tuple = ()
+        self._scratch: tuple = ()  # vector_step's scratch arrays, made with its inputs
         self._step_kernel = kernels.vector_step  # compiled for the types of this env's arrays once it steps
 
     def reset(self, seed: int | None = None) -> VectorStep:
@@ -182,10 +183,11 @@ class PedroVectorEnv:
         if self._inputs_of is not state:  # the kernel's inputs that only change with the state object
             self._inputs_of = state
             self._inputs = (state.buffer, state.element_offsets, self.num_envs, self.encoder.statics)
+            self._scratch = kernels.vector_step_scratch(self.encoder.params, self.num_envs)
             # every array argument is the env's own (actions: int64_actions' C-contiguous int64), of the
             # types compiled for here: the compiled function is called without numba's dispatch
-            self._step_kernel = kernels.entry_point(kernels.vector_step, *self._inputs, *arguments)
-        code = self._step_kernel(*self._inputs, *arguments)
+            self._step_kernel = kernels.entry_point(kernels.vector_step, *self._inputs, *arguments, *self._scratch)
+        code = self._step_kernel(*self._inputs, *arguments, *self._scratch)
         if code < 0:
             game = -code - 1
             where = f"in game {game} for seat {int(state.actor[game])}"
