@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pedro_env import bench, demo
+from pedro_env import bench, demo, startup_bench
 from pedro_env.bench import parse_config_overrides, sample_chance_outcome
 
 from conftest import REPO_ROOT, module_env, run_module
@@ -184,3 +184,23 @@ def test_old_config_spelling_with_a_mistake_is_one_line_across_the_reexecution()
 def test_set_takes_the_train_spelling_too(capsys: pytest.CaptureFixture) -> None:
     err = usage_error(demo.main, ["--no-bench", "--set", "env.num_players=5"], capsys)
     assert "'num_players' = 5 is not allowed" in err
+
+
+def test_the_startup_benchmarks_timed_process_takes_the_first_steps(capsys: pytest.CaptureFixture) -> None:
+    # the code each timed process runs, here in this process (the kernels are compiled by now: no cold start)
+    exec(startup_bench.FIRST_STEPS, {})
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(startup_bench.CHILD_PREFIX) and float(line.split()[3]) > 0
+
+
+def test_the_startup_benchmark_times_a_process_from_this_installs_cache() -> None:
+    seconds, wall = startup_bench.timed_start(None)
+    assert 0 < seconds < wall
+
+
+def test_startup_benchmark_mistakes_end_in_one_line(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        startup_bench.main(["--runs", "0"])
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "--runs: must be an int >= 1, got '0'" in error
