@@ -927,16 +927,11 @@ def _legal_mask_of(u8, i8, u64, eo, params, tab, g, mask):
         store_card_bytes(mask, g, PLAY_OFFSET, legal)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out):
     """Fill ``out`` (B, D) uint8 with each game's observation from seat ``viewer[g]`` (pedro_env.encoding);
-    an ``out`` of (B, D + n*52 + 52) also gets every relative seat's hand and the unseen stock (the full state)."""
-    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out)
-
-
-@njit(cache=True, _nrt=False)
-def _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out):
-    """:func:`encode_games` without reference counting (it allocates nothing)."""
+    an ``out`` of (B, D + n*52 + 52) also gets every relative seat's hand and the unseen stock (the full state).
+    Allocates nothing, so it runs without reference counting."""
     u8, i8, i16, i32, i64, u64, f32 = _typed_views(buf)
     for g in range(b):
         _encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, viewer[g], out)
@@ -1169,7 +1164,7 @@ def unpack_statics(statics):
 def encode_observations(buf, eo, b, statics, viewer, out):
     """:func:`encode_games` with the config's constant inputs in one array."""
     params, tab, pieces, to_go_cap = unpack_statics(statics)
-    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out)
+    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out)
 
 
 # ---------------------------------------------------------------- fused steps of the environments
@@ -1214,7 +1209,7 @@ def aec_step(buf, eo, statics, actions, hashed, pending, mask, taken, deck, keys
 def aec_observe(buf, eo, statics, viewer, out):
     """The observation of a batch of one from seat ``viewer`` (1,) int64 into ``out`` (D,) uint8."""
     params, tab, pieces, to_go_cap = unpack_statics(statics)
-    _encode_games(buf, eo, viewer.shape[0], params, tab, pieces, to_go_cap, viewer, out.reshape((1, out.shape[0])))
+    encode_games(buf, eo, viewer.shape[0], params, tab, pieces, to_go_cap, viewer, out.reshape((1, out.shape[0])))
 
 
 def vector_step_scratch(params: np.ndarray, b: int) -> tuple:
@@ -1288,7 +1283,7 @@ def vector_step(
     legal_masks(buf, eo, b, params, tab, next_mask)
     for g in range(b):
         viewer[g] = actor[g] = i8[eo[F_ACTOR] + g]
-    _encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, obs)
+    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, obs)
     return 1 if any_deal else 0
 
 
