@@ -4,13 +4,13 @@ Specs:
 
 =====================  ==========================================================================
 ``random``             uniformly random legal actions
-``rule:heuristic``     the rule-based baseline (agents/rule_based.py documents every rule)
+``rule:heuristic``     the rule-based baseline (docs/agents.md describes every rule)
 ``rule:cautious``      a second rule-based personality that bids and plays differently
 ``search:pimc``        perfect-information Monte Carlo in the play phase (agents/search/);
                        options after commas: ``search:pimc,samples=32,depth=2``
 ``search:full``        look-ahead bids, trumps and discards (sampled worlds played out), PIMC in the play
 ``ckpt:PATH``          a trained policy checkpoint (written by the trainer)
-``pretrained``         the policy shipped in ``models/pretrained.pt`` (its recipe: README, Training)
+``pretrained``         the policy shipped in ``models/pretrained.pt`` (its recipe: docs/training.md)
 =====================  ==========================================================================
 
 ``ckpt:`` and ``pretrained`` take ``,greedy=false`` to sample from the policy instead of playing

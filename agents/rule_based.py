@@ -1,116 +1,17 @@
 """Rule-based Pedro agents: ``rule:heuristic`` and the more careful ``rule:cautious``.
 
-Both read nothing but the public-information view (:func:`pedro_env.view.decode_observations`) and the
-engine's card tables (:class:`pedro_env.cards.RuleTables`), and decide for the whole batch at once:
-every rule below is a boolean "applies" per game plus a score per card, and a game takes the first
-rule, in the order listed, that applies to it. Every choice is made among the actions the mask marks
-legal, so both agents play every config of docs/rules.md section 9 legally (and never renege under
-``renege="penalty"``). Neither draws on ``rng``: given the same observations they act the same.
+Both are :class:`RuleBasedAgent` with another :class:`Personality` (any of its fields is a spec option,
+e.g. ``rule:heuristic,deny=true``). They read only the public-information view
+(:func:`pedro_env.view.decode_observations`) and the engine's card tables (:class:`pedro_env.cards.RuleTables`),
+and decide for the whole batch at once. Bids and trumps come from a hand estimate; discards and plays from
+numbered rules, each a boolean per game (it applies) plus a score per card (int16; an illegal card scores
+``NOT_LEGAL``, ties go to the lowest card id). A game takes the first rule, in order, that applies, so
+every action is legal in every config of docs/rules.md section 9. Neither agent draws on ``rng``: the same
+observations give the same actions.
 
-Words used below. Seats are relative (0 = me; with four players 2 is my partner); *my side* is my
-team. An opponent *can hold* any card I have not seen (nor seen played, discarded or set aside)
-unless it has shown a void in that card's effective suit; the maker also holds its face-up draws
-not yet played. A card is *safe to lead* when no opponent can hold a card that beats it led: a
-higher trump, or, for a non-trump, a higher card of its suit or any trump. The *win chance* of a card
-in the current trick is the chance that no opponent still to play holds a card beating it: each
-possible beater lies in that opponent's hand with chance (its unknown cards) / (unknown cards of the
-hands, and of the stock where trumps may lie there, that can hold it); the chance is 1 (*sure*)
-when no opponent still to play can hold a beater. *Point cards* are the variant's: High (ace of
-trumps), Low (2), Jack, Game (ten), the two Pedros (5 + 5), sancho's 9 (9) and dom's 3 (3); pitch
-has no Pedros and 4 points. With ``low="held"`` the 2 is worth nothing in play (it scores for its
-holder wherever it goes).
-
-Hand estimate (bidding and naming trumps)
-----------------------------------------
-For each suit as trumps, the points the hand's side can expect to take as the maker = the sum over
-the point cards of their value times the chance the side captures them:
-
-- a point card I hold: certain for the ace (it wins its own trick); otherwise a logistic curve that
-  grows with the trumps I hold above it (they protect it: I can pull the opponents' trumps first)
-  and my trump length, and falls for Low (it loses every trick it goes to unless my side wins it).
-  A held 2 is certain with ``low="held"``.
-- a point card I do not hold (my partner's, the opponents', or in the stock where the maker's draw
-  may find it): a logistic curve that grows with the trumps I hold above it (my controls capture
-  what the opponents must play); with four players the partner's share is in its base rate.
-- both curves also know whether I am the dealer (who robs the pack under ``refill="dealer_robs"``).
-
-The weights (``CAPTURE_MODELS``, one set per table: 2/3/4 players and refill, or six cards) were
-fitted by logistic regression to the point cards the maker's side actually captured when this agent
-played itself (2,000 steps of 512 games per table, the maker naming a random suit half the time and
-the bidding explored, so every kind of hand appears as the maker). So the estimate is in the points
-of the variant being played and includes the partner's help and the maker's draw.
-
-Bidding (heuristic)
--------------------
-1. The dealer forced to bid (everyone else passed, ``all_pass="dealer_forced"``) bids the minimum.
-2. The bid needed is ``max(min_bid, high bid + 1)``; I bid when my best estimate, less a margin,
-   reaches it. The margin (``BID_MARGINS``) is 0 for most tables; to take the contract from an
-   opponent's high bid I go up to 2 points above my estimate, because in this game the contract
-   (naming trumps, leading, and under ``maker_sorted`` drawing the stock's trumps) is worth more
-   than a slight expected set: self-play measured a player that never bid above its estimate
-   losing 60:40 to one that did. Four players with a ``top`` or ``dealer_robs`` refill gain less
-   from the contract and bid with a margin of 2 (1 above an opponent's bid).
-3. When my partner holds the high bid I overcall only with 3 points more, since the partner's bid
-   already tells the side is strong.
-4. The amount: the dealer (last to speak) bids just what is needed; an earlier bidder bids its
-   estimate less the margin, never below what is needed, to keep the later players out cheaply.
-5. Otherwise pass.
-
-Naming trumps: the suit with the best estimate.
-
-Discarding (both agents)
-------------------------
-0. Only with ``deny=true`` (off for both shipped personalities, e.g. ``rule:heuristic,deny=true``):
-   a defender (the maker is an opponent) first discards its point trumps other than the ace, the
-   most valuable first, face up: out of play, they score for nobody, so the maker's side cannot
-   reach a high bid. Self-play finds this weapon at once; the shipped personalities never use it.
-1. The robbing dealer (``refill="dealer_robs"``) discards down to 6, always its least useful card:
-   non-trumps first (lowest rank first), then trumps by value (low non-point trumps before point
-   cards and high trumps); it says done at 6.
-2. Everyone else discards its non-trumps, lowest rank first (so if the reservation rule stops the
-   discards early, the non-trumps kept are the highest), and keeps every trump.
-3. Done when no non-trump is left or the reservation rule forbids further discards; a hand still
-   above 6 cards (more than 6 trumps) discards its least useful trump.
-
-Play (heuristic): leading
-------------------------
-1. Pull trumps: while an opponent can still hold a trump, I lead my highest trump that is safe to
-   lead (its trick is mine and the opponents must follow with their trumps).
-2. Cash: a point card that is safe to lead (a Pedro or Game nothing can beat any more) is led,
-   the most valuable first.
-3. Probe as the maker's side: without a safe trump, the maker's side leads its highest non-point
-   trump to drive out the opponents' high trumps (never a point card into their hands).
-4. Otherwise lead low: my lowest non-trump; failing that my cheapest trump (non-point, lowest
-   first; the Pedros last).
-
-Play (heuristic): following
---------------------------
-1. Feed: when my partner is winning the trick with a win chance of at least 0.8 (in practice:
-   no opponent still to play can beat it), I play my most valuable point card (Pedros first) that
-   is not itself safe to lead (those take their own trick later); with none, I throw low (rule 5).
-2. Save a Pedro (or any point card): my point card that wins this trick with a chance of at least
-   0.8 but is not safe to lead later (a higher trump is still out) is played now, the most
-   valuable first.
-3. Win points cheaply: when the trick holds points and I have a card that wins it with a chance of
-   at least 0.8, I play the cheapest such card (the lowest that wins; at-risk point cards first,
-   as in rule 2).
-4. Contest: when the trick holds points, an opponent is winning and I can beat the winning card
-   but not surely, I play my highest non-point card that beats it.
-5. Throw low: otherwise my cheapest legal card: a non-trump of the lowest rank, else the lowest
-   non-point trump, point cards last (least valuable first). So a Pedro never goes into a trick an
-   opponent can still win while another card may be played, and a high trump is never wasted on a
-   trick that is already lost.
-
-The cautious personality (``rule:cautious``)
----------------------------------------------
-Same estimate, discards and card reading; it differs where a player's temperament shows:
-
-- Bidding: a margin 1.5 points wider, never above its estimate (not even against an opponent's
-  bid), never over its partner, and always just the bid needed (no pre-emptive bids).
-- Leading: it keeps its high trumps: no pulling and no probing (rules 1 and 3); it cashes point
-  cards that are safe to lead and otherwise leads low, non-trumps first.
-- Following: it feeds, saves Pedros and wins points only when sure (win chance 1), and never
-  contests a trick it might lose (rule 4 off).
+The estimate's logistic weights, ``CAPTURE_MODELS``, are keyed by (players, refill), or (players,
+"six_card") (:func:`capture_model_key`); ``BID_MARGINS`` holds the bid margins that differ per key.
+docs/agents.md describes every rule and option.
 """
 
 from __future__ import annotations
@@ -211,7 +112,7 @@ DEFAULT_BID_MARGINS = (0.0, 2.0)
 
 @dataclass(frozen=True)
 class Personality:
-    """The knobs that make one rule-based player differ from another (see the module docstring)."""
+    """The knobs that make one rule-based player differ from another (docs/agents.md describes the rules they tune)."""
 
     bid_margin: float | None = None
     """Points my estimate must exceed the bid needed by before I bid (None: BID_MARGINS for the config)."""

@@ -1,4 +1,5 @@
-"""pedro-rl: Pedro (Cinch / Double Pedro) as a vectorized numpy engine, a PettingZoo AEC env and a batched env.
+"""pedro-rl: Pedro (Cinch / Double Pedro) as one compiled, batched rules engine behind a PettingZoo AEC env,
+a batched env and Gymnasium envs (docs/environment.md).
 
 >>> import pedro_env
 >>> env = pedro_env.env()            # PettingZoo AEC, 4 players, Cinch rules to 62

@@ -1,18 +1,13 @@
 """The flat discrete action space (133 actions, the same for every config) and its text form.
 
-=========  =============  ==============================================
-Index      Text           Meaning
-=========  =============  ==============================================
-0          ``pass``       pass in the bidding
-1 .. 23    ``bid N``      bid N (only N <= the variant's total is ever legal)
-24 .. 27   ``trump S``    name trumps, S in ``C D H S``
-28 .. 79   ``discard XX`` discard card XX face up (card id = index - 28)
-80         ``done``       finish discarding (or, robbing, finish at 6 cards)
-81 .. 132  ``play XX``    play card XX to the trick (card id = index - 81)
-=========  =============  ==============================================
+The layout is the offsets below; :data:`ACTION_GROUPS` names each run of indices with its text form and
+meaning (docs/environment.md shows it as a table generated from them). A card id is ``suit * 13 + rank``
+(:mod:`pedro_env.cards`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,6 +20,40 @@ DISCARD_OFFSET = TRUMP_OFFSET + 4  # 28
 DONE_ACTION = DISCARD_OFFSET + 52  # 80
 PLAY_OFFSET = DONE_ACTION + 1  # 81
 NUM_ACTIONS = PLAY_OFFSET + 52  # 133
+
+
+@dataclass(frozen=True)
+class ActionGroup:
+    """A run of action indices ``first`` .. ``last`` that share a text form and a meaning."""
+
+    first: int
+    last: int
+    text: str  # the text form, ``N`` / ``S`` / ``XX`` standing for a bid, a suit letter, a card
+    meaning: str
+
+
+ACTION_GROUPS = (
+    ActionGroup(PASS_ACTION, PASS_ACTION, "pass", "pass in the bidding"),
+    ActionGroup(
+        BID_OFFSET + 1,
+        BID_OFFSET + MAX_TOTAL_POINTS,
+        "bid N",
+        f"bid N, N = index{f' - {BID_OFFSET}' if BID_OFFSET else ''} "
+        "(only min_bid <= N <= the variant's total is ever legal)",
+    ),
+    ActionGroup(
+        TRUMP_OFFSET,
+        DISCARD_OFFSET - 1,
+        "trump S",
+        f"name trumps: suit index = index - {TRUMP_OFFSET} (C D H S = 0..3)",
+    ),
+    ActionGroup(
+        DISCARD_OFFSET, DONE_ACTION - 1, "discard XX", f"discard card XX face up: card id = index - {DISCARD_OFFSET}"
+    ),
+    ActionGroup(DONE_ACTION, DONE_ACTION, "done", "finish discarding (the robbing dealer: at exactly 6 cards)"),
+    ActionGroup(PLAY_OFFSET, NUM_ACTIONS - 1, "play XX", f"play card XX to the trick: card id = index - {PLAY_OFFSET}"),
+)
+"""The action layout in order, every index from 0 to NUM_ACTIONS - 1 in exactly one group."""
 
 
 def action_to_str(action: int) -> str:

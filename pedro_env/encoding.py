@@ -3,41 +3,12 @@
 Seats are relative to the viewer: ``0`` me, ``1`` my left (next to act after me), then clockwise, so
 with four players ``2`` is my partner and ``3`` my right. Teams are relative: ``0`` us, ``1`` them
 (with two or three players a team is a seat, ordered like the seats). The vector is ``uint8``:
-flags are 0/1 and counts are small integers; cast to float and multiply by
-:func:`observation_scale` to bring every entry into roughly [0, 1].
+flags are 0/1 and counts are small integers; multiply by :func:`observation_scale` to bring every
+entry into [0, 1].
 
-Layout for ``n`` players, ``T`` teams and ``P`` total points (cinch, four players: 848 entries);
-offsets follow :func:`observation_pieces` in order. Card pieces are 52 entries in card-id order
-(card id = suit * 13 + rank, suits C D H S, ranks 2 .. A).
-
-==================  ===========  =====================================================================
-Piece               Size         Meaning
-==================  ===========  =====================================================================
-hand                52           my cards
-open_draws          52           trumps the maker drew face up (refill maker_sorted)
-discards            n * 52       cards each relative seat discarded face up
-set_aside           52           trumps left in the stock after the refill, turned up and set aside
-played              n * 52       cards each relative seat played this deal (current trick included)
-trick               52           cards in the current trick (who played each: ``played``)
-won                 T * 52       cards in the completed tricks each relative team won this deal
-phase               4            one-hot: bid, trump, discard, play (all 0 once the episode is over)
-dealer              n            one-hot relative seat of the dealer
-bids                n * (P + 2)  per relative seat, one-hot of: not yet spoken, passed, bid 1 .. P
-maker               n            one-hot relative seat of the high bidder so far (the maker once bidding ends)
-trump               4            one-hot trump suit C D H S (0s before it is named)
-done                n            relative seat has said done in the discard round
-drawn               n            count of cards each relative seat drew from the stock (robbed pack included)
-hand_sizes          n            count of cards each relative seat holds
-stock_left          1            count of cards still in the stock
-robbing             1            the dealer is discarding down to 6 after robbing the pack
-trick_leader        n            one-hot relative seat that led the current trick (0s outside play)
-voids               n * 4        relative seat has shown it holds no card of effective suit C D H S this deal
-                                 (played off-suit without trumping; the trump suit's flag: no trumps left)
-tricks_done         1            count of completed tricks, 0..6
-points              T            count of the point values each relative team has captured this deal
-to_go               T            points each relative team still needs: clip(target - score, 0, min(2 * target, 255))
-target              1            min(target_score, 255)
-==================  ===========  =====================================================================
+The layout is :data:`PIECES` in order, each piece a number of blocks (one, one per relative seat, or
+one per relative team) of a fixed width; card pieces are 52 entries in card-id order. The default rules
+(cinch, four players: 848 entries) and every other config: docs/environment.md, generated from :data:`PIECES`.
 
 Nothing here reads another player's hand, the stock or face-down draws, so changing any card the
 viewer cannot see leaves the observation unchanged. :meth:`ObservationEncoder.encode_full_state`
@@ -45,6 +16,8 @@ appends the hidden part for centralized critics.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -56,41 +29,82 @@ from pedro_env.state import NUM_PHASES, PedroState
 MAX_COUNT = 255
 
 
+CARD_SET = 52  # entries of a card piece's block: one 0/1 per card id
+
+
+@dataclass(frozen=True)
+class ObservationPiece:
+    """One named piece of the observation: ``blocks`` blocks of ``width`` entries (plus P with ``plus_points``)."""
+
+    name: str
+    width: int
+    blocks: str  # "one", "seat" (one block per relative seat) or "team" (one per relative team)
+    meaning: str
+    plus_points: bool = False  # the width also grows by the variant's total points P
+
+    def block_count(self, config: PedroConfig) -> int:
+        return {"one": 1, "seat": config.num_players, "team": config.num_teams}[self.blocks]
+
+    def size(self, config: PedroConfig) -> int:
+        return self.block_count(config) * (self.width + (config.total_points if self.plus_points else 0))
+
+    @property
+    def is_card_set(self) -> bool:
+        return self.width == CARD_SET and not self.plus_points
+
+
+PIECES = (
+    ObservationPiece("hand", CARD_SET, "one", "my cards"),
+    ObservationPiece("open_draws", CARD_SET, "one", "trumps the maker drew face up (refill maker_sorted)"),
+    ObservationPiece("discards", CARD_SET, "seat", "cards each relative seat discarded face up"),
+    ObservationPiece(
+        "set_aside", CARD_SET, "one", "trumps left in the stock after the refill, turned up and set aside"
+    ),
+    ObservationPiece("played", CARD_SET, "seat", "cards each relative seat played this deal (current trick included)"),
+    ObservationPiece("trick", CARD_SET, "one", "cards in the current trick (who played each: `played`)"),
+    ObservationPiece("won", CARD_SET, "team", "cards in the completed tricks each relative team won this deal"),
+    ObservationPiece("phase", NUM_PHASES, "one", "one-hot: bid, trump, discard, play (all 0 once the episode is over)"),
+    ObservationPiece("dealer", 1, "seat", "one-hot relative seat of the dealer"),
+    ObservationPiece(
+        "bids", 2, "seat", "per relative seat, one-hot of: not yet spoken, passed, bid 1 .. P", plus_points=True
+    ),
+    ObservationPiece(
+        "maker", 1, "seat", "one-hot relative seat of the high bidder so far (the maker once bidding ends)"
+    ),
+    ObservationPiece("trump", 4, "one", "one-hot trump suit C D H S (0s before it is named)"),
+    ObservationPiece("done", 1, "seat", "relative seat has said done in the discard round"),
+    ObservationPiece(
+        "drawn", 1, "seat", "count of cards each relative seat drew from the stock (robbed pack included)"
+    ),
+    ObservationPiece("hand_sizes", 1, "seat", "count of cards each relative seat holds"),
+    ObservationPiece("stock_left", 1, "one", "count of cards still in the stock"),
+    ObservationPiece("robbing", 1, "one", "the dealer is discarding down to 6 after robbing the pack"),
+    ObservationPiece("trick_leader", 1, "seat", "one-hot relative seat that led the current trick (0s outside play)"),
+    ObservationPiece(
+        "voids",
+        4,
+        "seat",
+        "relative seat has shown it holds no card of effective suit C D H S this deal (played off-suit without "
+        "trumping; the trump suit's flag: no trumps left)",
+    ),
+    ObservationPiece("tricks_done", 1, "one", "count of completed tricks, 0..6"),
+    ObservationPiece("points", 1, "team", "count of the point values each relative team has captured this deal"),
+    ObservationPiece(
+        "to_go", 1, "team", "points each relative team still needs: clip(target - score, 0, min(2 * target, 255))"
+    ),
+    ObservationPiece("target", 1, "one", "min(target_score, 255)"),
+)
+"""The observation's pieces in layout order (the one owner of the layout; offsets follow from it)."""
+
+
 def card_pieces(config: PedroConfig) -> list[tuple[str, int]]:
     """The card-set pieces, ``(name, number of 52-card sets)``, in layout order."""
-    n, teams = config.num_players, config.num_teams
-    return [
-        ("hand", 1),
-        ("open_draws", 1),
-        ("discards", n),
-        ("set_aside", 1),
-        ("played", n),
-        ("trick", 1),
-        ("won", teams),
-    ]
+    return [(piece.name, piece.block_count(config)) for piece in PIECES if piece.is_card_set]
 
 
 def observation_pieces(config: PedroConfig) -> list[tuple[str, int]]:
-    """``[(name, size), ...]`` in layout order; see the module docstring for meanings."""
-    n, teams, total = config.num_players, config.num_teams, config.total_points
-    return [(name, sets * 52) for name, sets in card_pieces(config)] + [
-        ("phase", NUM_PHASES),
-        ("dealer", n),
-        ("bids", n * (total + 2)),
-        ("maker", n),
-        ("trump", 4),
-        ("done", n),
-        ("drawn", n),
-        ("hand_sizes", n),
-        ("stock_left", 1),
-        ("robbing", 1),
-        ("trick_leader", n),
-        ("voids", n * 4),
-        ("tricks_done", 1),
-        ("points", teams),
-        ("to_go", teams),
-        ("target", 1),
-    ]
+    """``[(name, size), ...]`` in layout order (:data:`PIECES` under ``config``)."""
+    return [(piece.name, piece.size(config)) for piece in PIECES]
 
 
 def observation_offsets(config: PedroConfig) -> dict[str, slice]:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pedro_env import NUM_ACTIONS, action_to_str, str_to_action
+from pedro_env.actions import ACTION_GROUPS
 from pedro_env.cards import (
     RuleTables,
     bits_to_cards,
@@ -142,6 +143,14 @@ def test_every_action_has_one_text_form() -> None:
     assert texts[81:133] == [f"play {name}" for name in ALL_CARD_NAMES]
     for text in texts:
         assert re.fullmatch(r"pass|done|bid \d+|trump [CDHS]|(discard|play) [2-9TJQKA][CDHS]", text), text
+
+
+def test_the_action_groups_cover_the_space_in_order_with_their_text_forms() -> None:
+    covered = [a for group in ACTION_GROUPS for a in range(group.first, group.last + 1)]
+    assert covered == list(range(NUM_ACTIONS))
+    for group in ACTION_GROUPS:
+        verb = group.text.split()[0]
+        assert {action_to_str(a).split()[0] for a in range(group.first, group.last + 1)} == {verb}, group
 
 
 @pytest.mark.parametrize("action", [-1, 133, 1000])

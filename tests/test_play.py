@@ -187,7 +187,7 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str
         "arena.play_bench",
         "train.bench",
         "train.curve",
-        "tools.readme_tables",
+        "tools.doc_tables",
         "pedro_env.bench",
         "pedro_env.startup_bench",
         "pedro_env.demo",
@@ -222,9 +222,3 @@ def test_a_reader_gone_before_the_first_line_gets_no_traceback(module: str, args
     errors = process.stderr.read()
     assert process.wait(timeout=60) == 0 and "Traceback" not in errors, errors
 
-
-def test_readme_config_reference_is_generated_from_the_dataclasses() -> None:
-    from tools.readme_tables import README, rewrite
-
-    text = README.read_text()
-    assert rewrite(text) == text, "README.md's config tables are out of date: run python -m tools.readme_tables"

@@ -309,6 +309,10 @@ def _describe(key: str, kind: type) -> str:
         return f"one of {', '.join(_CHOICES[key])}"
     if key == "hidden_sizes":
         return f"a list of ints from 1 to {MAX_HIDDEN}, e.g. [256, 256]"
+    if key == "teacher_phases":
+        return f"a list of phases from {', '.join(PHASE_NAMES)}"
+    if key == "teacher_sides":
+        return f"a non-empty list from {', '.join(TEACHER_SIDES)}"
     if kind is tuple:
         return "a list of agent specs, e.g. [random, rule:heuristic]"
     if kind is dict:

@@ -53,7 +53,7 @@ class PimcAgent(Agent):
     """``search:pimc``: perfect-information Monte Carlo in the play phase, the heuristic agent elsewhere.
 
     Options (spec ``search:pimc,samples=64,depth=3,...``; the defaults were tuned against
-    ``rule:heuristic`` in duplicate within about 1 s of CPU per match to 62 on one core, README Agents):
+    ``rule:heuristic`` in duplicate within about 1 s of CPU per match to 62 on one core; docs/search.md):
 
     - ``samples`` (64): most deals drawn per decision;
     - ``min_samples`` (12) and ``confidence`` (3.5): stop drawing once the best card beats every other
