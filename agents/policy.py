@@ -21,6 +21,7 @@ import torch
 
 from agents.base import Agent
 from agents.networks import ActorCritic, NetworkShape
+from pedro_env.actions import action_to_str
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.encoding import observation_pieces, observation_scale, observation_size
 
@@ -47,6 +48,31 @@ class PolicyAgent(Agent):
             return torch.argmax(logits, dim=-1).numpy().astype(np.int64)
         gumbel = -np.log(-np.log(rng.random(logits.shape, dtype=np.float32).clip(1e-20, 1.0 - 1e-7)))
         return np.argmax(logits.numpy() + gumbel, axis=1).astype(np.int64)
+
+
+    @torch.no_grad()
+    def thoughts(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(B, D) observations, (B, 133) masks -> (B, 133) float32 action probabilities (0 where illegal) and the
+        (B,) float32 value estimates, None when the critic reads more than the observation (a centralized critic)."""
+        observations = torch.from_numpy(np.ascontiguousarray(observations))
+        masks = _bool_tensor(action_masks)
+        if self.network.shape.critic_input_size != self.network.shape.observation_size:
+            return torch.softmax(self.network.logits(observations, masks), dim=-1).numpy(), None
+        logits, values = self.network.logits_and_value(observations, masks)
+        return torch.softmax(logits, dim=-1).numpy(), values.numpy()
+
+    def decision_thoughts(self, observation: np.ndarray, action_mask: np.ndarray, top: int = 5) -> dict[str, Any]:
+        """One decision's thoughts as a replay record keeps them (:mod:`arena.replay`): ``{"agent", "top": [[action
+        text, probability], ...], "value"}``, the ``top`` most probable legal actions (4 places; value None without
+        one)."""
+        mask = np.asarray(action_mask).reshape(-1)
+        probabilities, values = self.thoughts(np.asarray(observation)[None], mask[None])
+        order = [int(a) for a in np.argsort(-probabilities[0], kind="stable")[:top] if mask[a]]
+        return {
+            "agent": self.name,
+            "top": [[action_to_str(action), round(float(probabilities[0, action]), 4)] for action in order],
+            "value": None if values is None else round(float(values[0]), 4),
+        }
 
 
 def _bool_tensor(masks: np.ndarray) -> torch.Tensor:

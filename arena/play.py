@@ -195,6 +195,7 @@ def play_interactive_match(
     log = DealLog()
     events: list[str] = []  # what happened since the person last saw the table
     players = [who.label for who in seats]
+    thoughts: list[dict | None] = []  # a policy's thoughts at each action (replay records keep them)
     while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
         game = env.game
         actor = int(game.actor[0])
@@ -207,18 +208,26 @@ def play_interactive_match(
             action = _ask_move(env.legal_actions(), int(game.phase[0]), actor, read_line, write)
             if action is None:
                 write("You left the match.")
-                return record_from_env(env, players, "pedro-play")
+                return record_from_env(env, players, "pedro-play", thoughts)
+            thoughts.append(None)
         else:
             observation = env.observe(env.possible_agents[actor])
             action = int(who.agent.act(observation["observation"][None], observation["action_mask"][None], rng)[0])
             events.append(f"P{actor} ({who.label}): {action_to_str(action)}")
+            thoughts.append(agent_thoughts(who.agent, observation["observation"], observation["action_mask"]))
         trump = int(game.trump[0])
         env.step(action)
         events.extend(_after_move(env, action, actor, trump, log, tables, seats))
     write("\n".join(events))
-    record = record_from_env(env, players, "pedro-play")
+    record = record_from_env(env, players, "pedro-play", thoughts)
     write(_match_end_text(record, config, [seat for seat, who in enumerate(seats) if who.agent is None]))
     return record
+
+
+def agent_thoughts(agent: Agent, observation: np.ndarray, action_mask: np.ndarray) -> dict | None:
+    """What a policy agent made of a decision (its ``decision_thoughts``), None for agents without thoughts."""
+    describe = getattr(agent, "decision_thoughts", None)
+    return describe(observation, action_mask) if describe is not None else None
 
 
 def _ask_move(

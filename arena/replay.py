@@ -2,14 +2,19 @@
 
 A record::
 
-    {"format": "pedro-rl/replay", "version": 1,
+    {"format": "pedro-rl/replay", "version": 2,
      "config": {PedroConfig keys},          the rules
      "dealer": 2,                            the first dealer
      "decks": [["7H", "AS", ...], ...],      each deal's deck, 52 cards top first (thrown-in deals count)
      "players": ["human", "rule:heuristic", ...],   who sat at each seat (for the reader)
      "actions": ["bid 7", "pass", ...],      every action in order, in docs/rules.md section 11's text form
      "seed": 12 | null, "source": "pedro-play",
-     "result": {"scores": [..], "winner": 0 | null, "deals": 11}}
+     "result": {"scores": [..], "winner": 0 | null, "deals": 11},
+     "thoughts": [null, {"agent": "pretrained", "top": [["bid 7", 0.81], ...], "value": 0.12}, ...]}
+
+``thoughts`` (version 2, optional): one entry per action, what a policy made of the position when it
+moved (its most probable actions and its value estimate), null for the other movers. Version 1
+records (no thoughts) are read as well.
 
 Replaying feeds the decks and the first dealer to the AEC env (``reset(options=...)``) and steps
 the actions: the same match, deal by deal, whatever produced it. :func:`replay_match` checks that
@@ -42,9 +47,10 @@ from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
 
 REPLAY_FORMAT = "pedro-rl/replay"
-REPLAY_VERSION = 1
+REPLAY_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 REQUIRED_KEYS = ("config", "dealer", "decks", "actions")
-OPTIONAL_KEYS = ("players", "seed", "source", "result")
+OPTIONAL_KEYS = ("players", "seed", "source", "result", "thoughts")
 RESULT_KEYS = ("scores", "winner", "deals")
 
 
@@ -91,6 +97,31 @@ def _checked_result(result: Any, config: PedroConfig) -> dict[str, Any]:
     }
 
 
+def _checked_thoughts(thoughts: Any, actions: int) -> list[dict[str, Any] | None]:
+    """The record's ``thoughts``: ``[]`` or one entry per action, each null or ``{"agent", "top", "value"}``."""
+    if not isinstance(thoughts, list) or (thoughts and len(thoughts) != actions):
+        raise _type_error("thoughts", f"a list of {actions} entries (one per action) or []", thoughts)
+    for number, entry in enumerate(thoughts):
+        if entry is None:
+            continue
+        where = f"thoughts[{number}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("agent"), str):
+            raise _type_error(where, 'null or a dict of "agent", "top" and "value"', entry)
+        top = entry.get("top")
+        if not isinstance(top, list) or not all(
+            isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and _is_number(pair[1])
+            for pair in top
+        ):
+            raise _type_error(f"{where}'s top", "a list of [action, probability] pairs", top)
+        if entry.get("value") is not None and not _is_number(entry["value"]):
+            raise _type_error(f"{where}'s value", "a number or null", entry["value"])
+    return thoughts
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 @dataclass
 class MatchRecord:
     """One match: enough to replay it exactly (see the module docstring). Checked when built: ReplayError if not."""
@@ -103,6 +134,7 @@ class MatchRecord:
     seed: int | None = None
     source: str = ""
     result: dict[str, Any] = field(default_factory=dict)
+    thoughts: list[dict[str, Any] | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, dict):
@@ -140,6 +172,7 @@ class MatchRecord:
         if not isinstance(self.source, str):
             raise _type_error("source", "a string", self.source)
         self.result = _checked_result(self.result, self._pedro_config)
+        self.thoughts = _checked_thoughts(self.thoughts, len(self.actions))
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": REPLAY_FORMAT, "version": REPLAY_VERSION, **asdict(self)}
@@ -158,8 +191,9 @@ class MatchRecord:
         if document["format"] != REPLAY_FORMAT:
             raise ReplayError(f"not a pedro-rl replay record (no format {REPLAY_FORMAT!r})")
         version = document.get("version")
-        if not _is_int(version) or version != REPLAY_VERSION:
-            raise ReplayError(f"replay version {printable(short_repr(version))}, this version reads {REPLAY_VERSION}")
+        if not _is_int(version) or version not in READABLE_VERSIONS:
+            readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+            raise ReplayError(f"replay version {printable(short_repr(version))}, this version reads {readable}")
         missing = [key for key in REQUIRED_KEYS if key not in document]
         if missing:
             raise ReplayError(f"the record lacks {', '.join(missing)} (a record holds {', '.join(REQUIRED_KEYS)})")
@@ -213,11 +247,13 @@ def match_result(env: raw_env) -> dict[str, Any]:
     }
 
 
-def record_from_env(env: Any, players: Sequence[str] = (), source: str = "env") -> MatchRecord:
+def record_from_env(
+    env: Any, players: Sequence[str] = (), source: str = "env", thoughts: Sequence[dict[str, Any] | None] = ()
+) -> MatchRecord:
     """A record of the match a Pedro AEC env (wrapped or raw) has played since its last reset.
 
     Uses the env's ``first_dealer``, ``action_history`` and ``deck_of_deal``; ``players`` names who sat
-    at each seat (optional).
+    at each seat, ``thoughts`` what a policy thought at each action (both optional).
     """
     raw = env.unwrapped
     game = raw.game
@@ -233,6 +269,7 @@ def record_from_env(env: Any, players: Sequence[str] = (), source: str = "env") 
         seed=raw._seed,
         source=source,
         result=match_result(raw),
+        thoughts=list(thoughts),
     )
 
 

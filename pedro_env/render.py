@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, set_to_list
@@ -17,19 +19,25 @@ PHASE_NAMES = {
 }
 
 
+def sorted_cards(cards: Iterable[int], trump: int, tables: RuleTables) -> list[int]:
+    """Card ids in the order a hand is shown: by suit then high to low; once trumps are named, trumps first
+    (strongest first, the off-Pedro among them) and the other suits after."""
+    if trump < 0:
+        return sorted((int(c) for c in cards), key=lambda c: (-(c // 13), -(c % 13)))
+    is_trump = tables.is_trump[trump]
+    return sorted(
+        (int(c) for c in cards),
+        key=lambda c: (not is_trump[c], -int(tables.effective_suit[trump, c]), -int(tables.trick_strength[trump, c])),
+    )
+
+
 def _sorted_hand(cards: np.ndarray, trump: int, tables: RuleTables) -> str:
     """Cards high to low, trumps first and marked with ``*`` once trumps are named."""
     if cards.size == 0:
         return "-"
-    if trump < 0:
-        order = sorted(cards, key=lambda c: (-(c // 13), -(c % 13)))
-        return " ".join(CARD_NAMES[c] for c in order)
-    is_trump = tables.is_trump[trump]
-    order = sorted(
-        cards,
-        key=lambda c: (not is_trump[c], -int(tables.effective_suit[trump, c]), -int(tables.trick_strength[trump, c])),
-    )
-    return " ".join(CARD_NAMES[c] + ("*" if is_trump[c] else "") for c in order)
+    marked = trump >= 0
+    order = sorted_cards(cards, trump, tables)
+    return " ".join(CARD_NAMES[c] + ("*" if marked and tables.is_trump[trump][c] else "") for c in order)
 
 
 def _team_name(config: PedroConfig, team: int) -> str:

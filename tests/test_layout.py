@@ -1,5 +1,5 @@
-"""The architecture, checked: imports point one way, pedro_env <- agents <- arena <- train (function-level
-imports included), and nothing in the repository links outside it."""
+"""The architecture, checked: imports point one way, pedro_env <- agents <- arena <- train and table
+(function-level imports included), and nothing in the repository links outside it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ LAYERS = {
     "agents": {"pedro_env"},
     "arena": {"pedro_env", "agents"},
     "train": {"pedro_env", "agents", "arena"},
+    "table": {"pedro_env", "agents", "arena"},
 }
 PROJECT = set(LAYERS) | {"tools"}
 

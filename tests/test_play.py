@@ -68,6 +68,31 @@ def test_a_hidden_hand_of_one_card_reads_one_card() -> None:
     assert re.search(r"\b1 card\b(?!s)", text) and "1 cards" not in text and not re.search(r"\b1 (tricks|points)", text)
 
 
+def test_pedro_play_records_what_a_policy_thought_at_each_of_its_moves() -> None:
+    config = make_config(target_score=5)
+    transcript: list[str] = []
+    record = play_interactive_match(
+        build_seats(config, 0, "pretrained", "rule:heuristic"),
+        config,
+        3,
+        lambda prompt: first_legal_move(transcript),
+        transcript.append,
+    )
+    seats = [int(step[1]) for step in _actors(record)]
+    assert len(record.thoughts) == len(record.actions)
+    assert all((thought is not None) == (seat == 2) for thought, seat in zip(record.thoughts, seats))
+    thought = next(t for t in record.thoughts if t is not None)
+    assert thought["agent"] == "pretrained" and sum(p for _, p in thought["top"]) <= 1.0001
+    assert MatchRecord.from_dict(json.loads(json.dumps(record.to_dict()))).thoughts == record.thoughts
+
+
+def _actors(record: MatchRecord) -> list[tuple[int, int]]:
+    """(action number, seat that took it) of every action of ``record``."""
+    from arena.replay import replay_steps
+
+    return [(number, actor) for number, (_, actor, action) in enumerate(replay_steps(record)) if action is not None]
+
+
 def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
     config = make_config(target_score=21)
     transcript: list[str] = []
@@ -191,13 +216,15 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str
         "pedro_env.bench",
         "pedro_env.startup_bench",
         "pedro_env.demo",
+        "table.cli",
+        "benchmarks.table_load",
     ],
 )
 def test_every_cli_has_help(module: str) -> None:
     done = run_module(module, "--help")
     assert done.returncode == 0, done.stderr
     assert "usage:" in done.stdout
-    if module in ("arena.eval_cli", "train.cli", "arena.play", "arena.replay"):
+    if module in ("arena.eval_cli", "train.cli", "arena.play", "arena.replay", "table.cli"):
         assert "examples:" in done.stdout
 
 

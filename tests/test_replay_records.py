@@ -87,7 +87,13 @@ BROKEN_RECORDS: dict[str, tuple[Any, tuple[str, ...]]] = {
     "result without winner": (lambda r: r["result"].pop("winner"), ("result lacks winner",)),
     "result scores of strings": (lambda r: r["result"].update(scores=["a", "b"]), ("result's scores",)),
     "a result that differs": (lambda r: r["result"].update(deals=99), ("the replay ends with", "99 deals")),
-    "version 2": (lambda r: r.update(version=2), ("replay version 2",)),
+    "version 3": (lambda r: r.update(version=3), ("replay version 3, this version reads 1 and 2",)),
+    "thoughts not a list": (lambda r: r.update(thoughts="x"), ("thoughts must be",)),
+    "thoughts too short": (lambda r: r.update(thoughts=[None]), ("thoughts must be a list of",)),
+    "a thought without top": (
+        lambda r: r.update(thoughts=[{"agent": "p"}] * len(r["actions"])),
+        ("thoughts[0]'s top",),
+    ),
     "version True": (lambda r: r.update(version=True), ("replay version True",)),
     "no format": (lambda r: r.pop("format"), ("not a pedro-rl replay record",)),
     **{

@@ -129,6 +129,19 @@ class PimcAgent(Agent):
                 actions[game] = PLAY_OFFSET + self.choose_card(view, int(game), action_masks[game], rnd)
         return actions
 
+    def action_values(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> dict:
+        """``{action: value}`` of one play decision ((D,) observation, (133,) mask): each legal card's mean value over
+        the deals sampled (as :meth:`choose_card` samples them; the deal value of ``objective``, in points).
+        ``{}`` outside the play phase or with one legal card."""
+        observations = np.asarray(observation)[None, :]
+        mask = np.asarray(action_mask).reshape(-1)
+        view = decode_observations(observations, self.config)
+        legal = sum(1 << int(card) for card in np.flatnonzero(mask[PLAY_OFFSET:]))
+        if int(view.phase[0]) != PLAY or legal.bit_count() < 2:
+            return {}
+        history = self._sampled_values(view, 0, legal, random.Random(int(rng.integers(2**63))))
+        return {PLAY_OFFSET + card: sum(values) / len(values) for card, values in history.items()}
+
     def choose_card(self, view: PublicView, game: int, action_mask: np.ndarray, rnd: random.Random) -> int:
         """The card to play in game ``game`` of ``view`` (its phase is PLAY)."""
         legal = sum(1 << int(card) for card in np.flatnonzero(action_mask[PLAY_OFFSET:]))

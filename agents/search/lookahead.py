@@ -40,7 +40,7 @@ from agents.rule_based import HeuristicAgent
 from agents.search.agent import PimcAgent
 from agents.search.rollout import concatenate, plan_actions, play_out
 from agents.search.worlds import auction_weights, sample_worlds
-from pedro_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_OFFSET
+from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, NUM_ACTIONS, PASS_ACTION, TRUMP_OFFSET
 from pedro_env.cards import bits_to_cards
 from pedro_env.config import PedroConfig
 from pedro_env.state import BID, DISCARD, PLAY, TRUMP, PedroState
@@ -74,6 +74,8 @@ class Search:
     digest: int = 0  # the turn's digest (discard plans are cached by it)
     trump: int = -1
     choice: int = -1
+    values: np.ndarray | None = None  # (C,) float64: each candidate's weighted mean deal value, filled in by the search
+    remember: bool = True  # a discard search's choice goes to the plan cache (not for :meth:`action_values`)
 
 
 def turn_digest(view: PublicView, game: int) -> int:
@@ -213,6 +215,61 @@ class LookaheadAgent(Agent):
                 actions[search.game] = search.choice
         return actions
 
+    def action_values(self, observation: np.ndarray, action_mask: np.ndarray, include: tuple[int, ...] = ()) -> dict:
+        """``{action: value}`` for one decision ((D,) observation, (133,) mask): the weighted mean deal value (the
+        team's score change less the opponents', in points) of each candidate the agent weighs, plus the legal
+        actions of ``include``. Bids and trumps: the candidates of :meth:`act` (no hopeless pruning); discards: the
+        best plan each legal discard (or done) is consistent with, missing where no plan is; the play: PIMC's
+        mean value of each legal card. The same worlds as :meth:`act`, so the best candidate is its choice."""
+        observations = np.asarray(observation)[None, :]
+        mask = np.asarray(action_mask).reshape(-1).astype(bool)
+        view = decode_observations(observations, self.config)
+        phase = int(view.phase[0])
+        legal = [int(action) for action in np.flatnonzero(mask)]
+        if phase == PLAY:
+            return self.player.action_values(observations[0], mask, np.random.default_rng(self.seed))
+        if phase == DISCARD:
+            return self._discard_values(view, legal)
+        if phase == BID:
+            high = max(0, int(view.bids[0].max()))
+            needed = max(self.config.min_bid, high + 1)
+            top = needed if int(view.dealer[0]) == 0 else min(self.config.total_points, needed + self.bid_span)
+            candidates = [PASS_ACTION] * bool(mask[PASS_ACTION]) + [bid for bid in range(needed, top + 1) if mask[bid]]
+        else:
+            candidates = self._trump_candidates(mask)
+        candidates += [action for action in include if action in legal and action not in candidates]
+        if len(candidates) < 2:
+            return {}
+        worlds, weights = self._worlds(view, 0)
+        search = Search(0, "bid" if phase == BID else "trump", candidates, worlds, weights)
+        self._run([search])
+        assert search.values is not None
+        return dict(zip(candidates, search.values.tolist()))
+
+    def _discard_values(self, view: PublicView, legal: list[int]) -> dict:
+        """Each legal discard action's value: the best of this turn's plans that it is consistent with."""
+        start = turn_start_view(view, 0)
+        plans = self.keep_candidates(start, 0)
+        hand = int(view.hand[0])
+        possible = [keep for keep in plans if keep & ~hand == 0]  # every card the plan keeps is still held
+        if len(possible) < 2:
+            return {}
+        worlds, weights = self._worlds(start, 0)
+        search = Search(0, "discard", possible, worlds, weights, trump=int(start.trump[0]), remember=False)
+        self._run([search])
+        assert search.values is not None
+        values: dict[int, float] = {}
+        for action in legal:
+            card = action - DISCARD_OFFSET
+            fits = [
+                value
+                for keep, value in zip(possible, search.values.tolist())
+                if (keep | hand == keep if action == DONE_ACTION else not keep >> card & 1)
+            ]
+            if fits:
+                values[action] = max(fits)
+        return values
+
     # ------------------------------------------------------------------ the three decisions
 
     def _bid_search(self, view: PublicView, game: int, mask: np.ndarray) -> Search | int:
@@ -330,8 +387,9 @@ class LookaheadAgent(Agent):
             w, count = search.worlds.batch_size, len(search.candidates)
             block = values[offset : offset + w * count].reshape(count, w)
             offset += w * count
+            search.values = (block * search.weights[None, :]).sum(axis=1) / search.weights.sum()
             search.choice = search.candidates[_best(block, search.weights)]
-            if search.kind == "discard":
+            if search.kind == "discard" and search.remember:
                 self._remember_plan(search.digest, search.choice)
 
     def keep_candidates(self, view: PublicView, game: int) -> list[int]:

@@ -1,0 +1,298 @@
+"""The table's web app: the JSON API of docs/table.md over :mod:`table.sessions`, and the page's static files.
+
+Every handler is a plain function, so the server runs it in its thread pool: an agent thinking, a
+search or a scan occupies one thread and never the event loop, and other sessions go on. Every
+refusal is a :class:`~table.sessions.TableError` answered as ``{"error": one line, ...}`` with its
+status; bodies are read with a size limit before they are parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agents import AgentSpecError
+from arena.replay import MatchRecord, ReplayError, printable
+from pedro_env.config import ALLOWED_VALUES, ConfigError, PedroConfig, SeedError, check_seed, field_docs, make_config
+from table.analysis import Analyst, analyse, scan
+from table.roster import Roster, UnknownAgentError
+from table.sessions import MatchSession, ReplaySession, SessionStore, TableError
+
+STATIC_DIR = Path(__file__).parent / "static"
+MATCH_KEYS = ("seat", "partner", "opponents", "rules", "seed")
+RULE_KEYS = (
+    "num_players",
+    "target_score",
+    "min_bid",
+    "all_pass",
+    "variant",
+    "six_card",
+    "refill",
+    "scoring",
+    "low",
+    "renege",
+)  # docs/rules.md section 9: what a table may set (episode keys stay the match's)
+MAX_SEED = 2**62
+MAX_TABLE_TARGET = 500  # a browser match to more points than this is not a session anybody finishes
+
+
+def rule_options() -> list[dict[str, Any]]:
+    """The section-9 switches a table offers: key, default, choices (or min and max) and one line about it."""
+    defaults = PedroConfig()
+    about = {key: " ".join(text.split()) for key, text in field_docs(PedroConfig).items()}
+    options = []
+    for key in RULE_KEYS:
+        allowed = ALLOWED_VALUES[key]
+        option: dict[str, Any] = {"key": key, "default": getattr(defaults, key), "about": about.get(key, "")}
+        if isinstance(allowed, tuple):
+            option["choices"] = list(allowed)
+        else:
+            option["min"], option["max"] = 1, MAX_TABLE_TARGET if key == "target_score" else 23
+        options.append(option)
+    return options
+
+
+def create_app(
+    models_dir: str | Path | None = None,
+    max_sessions: int = 64,
+    idle_seconds: float = 1800.0,
+    max_upload_bytes: int = 2_000_000,
+    max_record_actions: int = 6000,
+) -> FastAPI:
+    """The app: ``models_dir`` adds its checkpoints to the agents; at most ``max_sessions`` matches and as many
+    replays, each dropped after ``idle_seconds`` unused; uploads up to ``max_upload_bytes`` holding at most
+    ``max_record_actions`` actions."""
+    app = FastAPI(title="pedro-table", docs_url=None, redoc_url=None, openapi_url=None)
+    roster = Roster(models_dir)
+    analyst = Analyst(roster)
+    matches: SessionStore[MatchSession] = SessionStore("match", max_sessions, idle_seconds)
+    replays: SessionStore[ReplaySession] = SessionStore("replay", max_sessions, idle_seconds)
+    scans = threading.Semaphore(1)  # one scan at a time: each keeps the search busy for seconds
+    app.state.matches, app.state.replays, app.state.roster = matches, replays, roster
+
+    @app.middleware("http")
+    async def server_timing(request: Request, call_next: Any) -> Response:
+        """Every answer says how long the server took (``Server-Timing: app;dur=MS``): the load test reads it."""
+        start = time.perf_counter()
+        response = await call_next(request)
+        response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - start) * 1000:.2f}"
+        return response
+
+    @app.exception_handler(TableError)
+    def table_error(request: Request, error: TableError) -> JSONResponse:
+        return JSONResponse({"error": error.message, **error.extra}, status_code=error.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        message = "no such page" if error.status_code == 404 else str(error.detail)
+        return JSONResponse({"error": message}, status_code=error.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    def validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
+        first = error.errors()[0] if error.errors() else {}
+        where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body"))
+        return JSONResponse({"error": f"{where or 'request'}: {first.get('msg', 'invalid')}"}, status_code=422)
+
+    @app.get("/api/options")
+    def options() -> dict[str, Any]:
+        limits = {"max_sessions": max_sessions, "idle_seconds": idle_seconds, "max_upload_bytes": max_upload_bytes}
+        return {"agents": roster.public(), "rules": rule_options(), "limits": limits}
+
+    @app.post("/api/matches", status_code=201)
+    def new_match(body: dict[str, Any] | None = None) -> dict[str, Any]:
+        session = _match_from_request(body if body is not None else {}, roster)
+        matches.add(session)
+        return session.to_json()
+
+    @app.get("/api/matches/{match_id}")
+    def get_match(match_id: str) -> dict[str, Any]:
+        return matches.get(match_id).to_json()
+
+    @app.post("/api/matches/{match_id}/move")
+    def move(match_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        if set(body) != {"action"}:
+            raise TableError(422, 'a move is {"action": "bid 7"} (one key, action)')
+        return _locked(matches.get(match_id), lambda s: s.move(body["action"]))
+
+    @app.post("/api/matches/{match_id}/advance")
+    def advance(match_id: str) -> dict[str, Any]:
+        return _locked(matches.get(match_id), lambda s: s.advance())
+
+    @app.post("/api/matches/{match_id}/resign")
+    def resign(match_id: str) -> dict[str, Any]:
+        return _locked(matches.get(match_id), lambda s: s.resign())
+
+    @app.get("/api/matches/{match_id}/record")
+    def match_record(match_id: str) -> Response:
+        session = matches.get(match_id)
+        with session.lock:
+            document = session.record().to_dict()
+        headers = {"Content-Disposition": f'attachment; filename="pedro-match-{session.seed}.json"'}
+        return Response(json.dumps(document, indent=1), media_type="application/json", headers=headers)
+
+    @app.get("/api/matches/{match_id}/analysis")
+    def match_analysis(match_id: str, decision: int, search: bool = False, policy: str | None = None) -> dict:
+        session = matches.get(match_id)
+        with session.lock:
+            record, over = session.record(), session.over
+            seat = session.actor
+        last = len(record.actions) if not over else len(record.actions) - 1
+        _check_decision(decision, last)
+        if not over:
+            mover = session.decisions[decision]["seat"] if decision < len(record.actions) else seat
+            if mover != session.seat:
+                raise TableError(
+                    403,
+                    f"decision {decision} is P{mover}'s: while the match runs only your own decisions are "
+                    "analysed (the others' read cards you cannot see)",
+                )
+        return analyse(analyst, record, decision, _policy_name(policy, roster), search, record.players)
+
+    @app.post("/api/replays", status_code=201)
+    async def open_replay(request: Request) -> dict[str, Any]:
+        document = await _read_json(request, max_upload_bytes)
+        session = ReplaySession(_record_from(document, max_record_actions))
+        try:
+            answer = session.to_json()  # replays it: a record that does not replay is refused here
+        except ReplayError as error:
+            raise TableError(422, f"the record does not replay: {printable(str(error))[:200]}") from None
+        replays.add(session)
+        return answer
+
+    @app.get("/api/replays/{replay_id}/analysis")
+    def replay_analysis(replay_id: str, decision: int, search: bool = False, policy: str | None = None) -> dict:
+        session = replays.get(replay_id)
+        _check_decision(decision, len(session.record.actions) - 1)
+        if search and session.scan is not None and decision in session.scan["values"]:
+            answer = analyse(analyst, session.record, decision, _policy_name(policy, roster), False, [])
+            answer["search"] = session.scan["values"][decision]
+            return answer
+        return analyse(analyst, session.record, decision, _policy_name(policy, roster), search, session.record.players)
+
+    @app.post("/api/replays/{replay_id}/scan")
+    def replay_scan(replay_id: str) -> dict[str, Any]:
+        session = replays.get(replay_id)
+        if not scans.acquire(blocking=False):
+            raise TableError(503, "another scan is running (one at a time): try again when it ends")
+        try:
+            if session.scan is None:
+                session.scan = scan(analyst, session.record)
+        finally:
+            scans.release()
+        return {"marks": session.scan["marks"], "scanned": session.scan["scanned"]}
+
+    app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="static")
+    return app
+
+
+def _locked(session: MatchSession, change: Any) -> dict[str, Any]:
+    """Apply ``change`` to ``session`` under its lock (409 if another request holds it) and answer the match."""
+    if not session.lock.acquire(blocking=False):
+        raise TableError(409, "the match is busy with another request: wait for its answer")
+    try:
+        change(session)
+        return session.to_json()
+    finally:
+        session.lock.release()
+
+
+def _check_decision(decision: int, last: int) -> None:
+    if not 0 <= decision <= last:
+        raise TableError(422, f"decision {decision} is not in this match: decisions are 0..{last}")
+
+
+def _policy_name(policy: str | None, roster: Roster) -> str | None:
+    if policy is not None and policy not in roster.policy_names():
+        raise TableError(422, f"unknown policy {policy[:40]!r}: allowed are {', '.join(roster.policy_names())}")
+    return policy
+
+
+async def _read_json(request: Request, limit: int) -> Any:
+    """The request body parsed as JSON, refused (413) past ``limit`` bytes before it is all read."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TableError(413, f"the upload is {int(declared)} bytes; the limit is {limit} (--max-upload)")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise TableError(413, f"the upload is over the limit of {limit} bytes (--max-upload)")
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as error:
+        raise TableError(422, f"the upload is not a JSON replay record: {printable(str(error))[:120]}") from None
+
+
+def _record_from(document: Any, max_actions: int) -> MatchRecord:
+    try:
+        record = MatchRecord.from_dict(document)
+    except (ReplayError, TypeError) as error:
+        raise TableError(422, f"not a record this table opens: {printable(str(error))[:200]}") from None
+    if len(record.actions) > max_actions:
+        raise TableError(413, f"the record holds {len(record.actions)} actions; the table opens up to {max_actions}")
+    return record
+
+
+def _match_from_request(body: Any, roster: Roster) -> MatchSession:
+    """A new match from ``{"seat", "partner", "opponents", "rules", "seed"}``; TableError naming the first bad key."""
+    if not isinstance(body, dict):
+        raise TableError(422, "a new match is a JSON object: " + ", ".join(MATCH_KEYS))
+    unknown = [key for key in body if key not in MATCH_KEYS]
+    if unknown:
+        raise TableError(422, f"unknown key {str(unknown[0])[:40]!r}: a new match takes {', '.join(MATCH_KEYS)}")
+    rules = body.get("rules", {})
+    rules = {} if rules is None else rules
+    if not isinstance(rules, dict):
+        raise TableError(422, "rules must be an object of rule keys: " + ", ".join(RULE_KEYS))
+    bad = [key for key in rules if key not in RULE_KEYS]
+    if bad:
+        raise TableError(422, f"unknown rule key {str(bad[0])[:40]!r}: the rules are {', '.join(RULE_KEYS)}")
+    if isinstance(rules.get("target_score"), int) and rules["target_score"] > MAX_TABLE_TARGET:
+        raise TableError(422, f"target_score {rules['target_score']} is over the table's limit of {MAX_TABLE_TARGET}")
+    try:
+        config = make_config(**rules)
+    except ConfigError as error:
+        raise TableError(422, str(error)) from None
+    n = config.num_players
+    seat = body.get("seat", 0)
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
+        raise TableError(422, f"seat must be a seat 0..{n - 1}, got {str(seat)[:20]!r}")
+    seed = body.get("seed")
+    if seed is None:
+        seed = int.from_bytes(os.urandom(4), "little")
+    try:
+        check_seed(seed)
+    except SeedError:
+        raise TableError(422, f"seed must be null or an int from 0 to 2**62, got {str(seed)[:30]!r}") from None
+    if seed > MAX_SEED:
+        raise TableError(422, f"seed must be null or an int from 0 to 2**62, got {seed}")
+    team = int(config.team_of_seat[seat])
+    others = [s for s in range(n) if int(config.team_of_seat[s]) != team]
+    opponents = body.get("opponents", "rule:heuristic")
+    opponents = [opponents] * len(others) if isinstance(opponents, str) else opponents
+    if not isinstance(opponents, list) or len(opponents) != len(others):
+        raise TableError(422, f"opponents must be one agent name or a list of {len(others)}")
+    names: list[str] = []
+    agents = []
+    try:
+        for s in range(n):
+            if s == seat:
+                names.append("you")
+                agents.append(None)
+                continue
+            name = opponents[others.index(s)] if s in others else body.get("partner", "rule:heuristic")
+            agents.append(roster.build(name, config))
+            names.append(name)
+    except (UnknownAgentError, AgentSpecError) as error:
+        raise TableError(422, str(error)) from None
+    return MatchSession(config=config, seat=seat, players=names, agents=agents, seed=seed)

@@ -1,0 +1,239 @@
+"""A table's sessions: matches being played and replays being watched, bounded in number and idle time.
+
+A :class:`MatchSession` is one match: an AEC env (the engine), who sits where, the decisions so far
+with what a policy thought at each, and the deal summaries. Every change goes through one method
+that checks it first and raises :class:`TableError` (an HTTP status and a one-line message) leaving
+the match as it was. A :class:`SessionStore` holds at most ``cap`` sessions of a kind and drops
+those idle for ``idle_seconds``; each session has a lock, so two requests never change one match at
+once (the second is told the match is busy), while other sessions go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from agents import Agent
+from arena.play import agent_thoughts
+from arena.replay import MatchRecord, checked_result, match_result, record_from_env, replay_steps
+from pedro_env.actions import action_to_str, str_to_action
+from pedro_env.aec import raw_env
+from pedro_env.config import PedroConfig
+from table.views import deal_summary, decision_entry, is_over, table_view
+
+
+class TableError(Exception):
+    """A request the table refuses: ``status`` (4xx/5xx), a one-line ``message``, and extra JSON fields."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.message, self.extra = status, message, extra
+
+
+@dataclass
+class MatchSession:
+    """One match at the table (see the module docstring). ``agents[seat]`` is None at the person's seat."""
+
+    config: PedroConfig
+    seat: int
+    players: list[str]
+    agents: list[Agent | None]
+    seed: int
+    id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    last_used: float = field(default_factory=time.monotonic)
+    resigned: bool = False
+
+    def __post_init__(self) -> None:
+        self.env = raw_env(config=self.config)
+        self.env.reset(seed=self.seed)
+        self.rng = np.random.default_rng(self.seed)
+        self.decisions: list[dict[str, Any]] = []
+        self.thoughts: list[dict[str, Any] | None] = []
+        self.deals: list[dict[str, Any]] = []
+
+    # ---------------------------------------------------------------- reading
+    @property
+    def over(self) -> bool:
+        return self.resigned or is_over(self.env)
+
+    @property
+    def actor(self) -> int:
+        return int(self.env.game.actor[0])
+
+    def status(self) -> str:
+        if self.over:
+            return "over"
+        return "your_turn" if self.agents[self.actor] is None else "agent_turn"
+
+    def to_json(self) -> dict[str, Any]:
+        """docs/table.md's ``Match``: while it runs, the other seats' thoughts stay hidden (they read hidden cards)."""
+        over = self.over
+        decisions = [
+            entry if over or entry["seat"] == self.seat else {**entry, "thoughts": None} for entry in self.decisions
+        ]
+        return {
+            "id": self.id,
+            "seat": self.seat,
+            "players": self.players,
+            "status": self.status(),
+            "view": table_view(self.env, None if over else self.seat, self.deals),
+            "decisions": decisions,
+            "resigned": self.resigned,
+            "result": self.record().result if over else None,
+        }
+
+    def record(self) -> MatchRecord:
+        return record_from_env(self.env, self.players, "pedro-table", self.thoughts)
+
+    # ---------------------------------------------------------------- changing
+    def move(self, text: Any) -> None:
+        """The person's move ``text`` (docs/rules.md section 11's form); TableError if it is not theirs to make
+        now or not legal (the message and ``legal`` list the legal moves)."""
+        if self.over:
+            raise TableError(409, "the match is over: start a new match")
+        if self.agents[self.actor] is not None:
+            raise TableError(409, f"not your turn: P{self.actor} ({self.players[self.actor]}) is to move (advance)")
+        legal = [action_to_str(action) for action in self.env.legal_actions()]
+        if not isinstance(text, str):
+            raise TableError(422, f"a move is an action string such as {legal[0]!r}", legal=legal)
+        try:
+            action = str_to_action(text)
+        except ValueError as error:
+            raise TableError(422, f"cannot read the move {text[:40]!r}: {error}", legal=legal) from None
+        if action not in self.env.legal_actions():
+            raise TableError(422, f"{action_to_str(action)} is not legal now; legal: {', '.join(legal)}", legal=legal)
+        self._step(action, None)
+
+    def advance(self) -> None:
+        """One move of the agent whose turn it is; TableError when it is the person's turn or the match is over."""
+        if self.over:
+            raise TableError(409, "the match is over: start a new match")
+        agent = self.agents[self.actor]
+        if agent is None:
+            raise TableError(409, "it is your turn: the table waits for your move")
+        observation = self.env.observe(self.env.agent_selection)
+        action = int(agent.act(observation["observation"][None], observation["action_mask"][None], self.rng)[0])
+        self._step(action, agent_thoughts(agent, observation["observation"], observation["action_mask"]))
+
+    def resign(self) -> None:
+        if self.over:
+            raise TableError(409, "the match is already over")
+        self.resigned = True
+
+    def _step(self, action: int, thoughts: dict[str, Any] | None) -> None:
+        entry = decision_entry(self.env, len(self.decisions), action)
+        entry["thoughts"] = thoughts
+        self.env.step(action)
+        self.decisions.append(entry)
+        self.thoughts.append(thoughts)
+        deal = self.env.infos[self.env.possible_agents[0]].get("deal")
+        if deal is not None:
+            self.deals.append(deal_summary(len(self.deals) + 1, deal))
+
+
+@dataclass
+class ReplaySession:
+    """A record opened in the viewer (checked: it replays to its recorded result); ``scan`` caches the search's
+    values of its decisions once computed."""
+
+    record: MatchRecord
+    id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    last_used: float = field(default_factory=time.monotonic)
+    scan: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """docs/table.md's ``Replay``: every frame with all hands open, the decisions, where each deal starts."""
+        record = self.record
+        frames, decisions, deal_starts, deals = [], [], [], []
+        previous_deal = 0
+        pending: dict[str, Any] = {}  # the decision about to be taken, read before its action
+        for env, _, action in replay_steps(record):
+            if action is not None:
+                index = len(decisions)
+                entry = {**pending, "thoughts": record.thoughts[index] if record.thoughts else None}
+                decisions.append(entry)
+                deal = env.infos[env.possible_agents[0]].get("deal")
+                if deal is not None:
+                    deals.append(deal_summary(len(deals) + 1, deal))
+            frames.append(table_view(env, None, deals))
+            if len(decisions) < len(record.actions):
+                pending = decision_entry(env, len(decisions), str_to_action(record.actions[len(decisions)]))
+                if pending["deal"] != previous_deal:
+                    deal_starts.append(len(decisions))
+                    previous_deal = pending["deal"]
+        checked_result(record, env)
+        return {
+            "id": self.id,
+            "players": record.players or [f"P{seat}" for seat in range(record.pedro_config.num_players)],
+            "source": record.source,
+            "seed": record.seed,
+            "frames": frames,
+            "decisions": decisions,
+            "deal_starts": deal_starts,
+            "result": record.result or match_result(env),
+            "pair_key": pair_key(record),
+        }
+
+
+def pair_key(record: MatchRecord) -> str:
+    """Equal for the two halves of a duplicate pair (the same rules, first dealer and first deck)."""
+    text = json.dumps([record.config, record.dealer, record.decks[:1]], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+Session = TypeVar("Session")
+
+
+class SessionStore(Generic[Session]):
+    """At most ``cap`` sessions of one ``kind`` ("match", "replay"), each dropped after ``idle_seconds`` unused."""
+
+    def __init__(self, kind: str, cap: int, idle_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.kind, self.cap, self.idle_seconds, self.clock = kind, int(cap), float(idle_seconds), clock
+        self.plural = kind + ("es" if kind.endswith("ch") else "s")
+        self._sessions: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def add(self, session: Any) -> None:
+        """Keep ``session``; TableError 503 when the store is full of sessions still in use."""
+        with self._lock:
+            self._drop_idle()
+            if len(self._sessions) >= self.cap:
+                raise TableError(
+                    503,
+                    f"the table holds {self.cap} {self.plural} already (its cap); one is dropped after "
+                    f"{self.idle_seconds:.0f} s unused, try again then",
+                )
+            session.last_used = self.clock()
+            self._sessions[session.id] = session
+
+    def get(self, session_id: str) -> Any:
+        """The session ``session_id`` (marked as used); TableError 404 if unknown or expired."""
+        with self._lock:
+            self._drop_idle()
+            session = self._sessions.get(session_id)
+            if session is None:
+                raise TableError(
+                    404,
+                    f"no {self.kind} {session_id[:40]!r} here: it ended, expired after "
+                    f"{self.idle_seconds:.0f} s unused, or the server restarted",
+                )
+            session.last_used = self.clock()
+            return session
+
+    def _drop_idle(self) -> None:
+        now = self.clock()
+        for key in [key for key, s in self._sessions.items() if now - s.last_used > self.idle_seconds]:
+            del self._sessions[key]
