@@ -52,13 +52,17 @@ def play_one_match(base: str, opponents: str, target: int, seed: int, log: Clien
             log.failures.append(f"new match: {answer.status_code} {answer.text[:200]}")
             return
         match = answer.json()
+        known = 0  # decisions received so far: each answer brings the new ones only, as the page asks
         while match["status"] != "over":
+            known = match["decisions_from"] + len(match["decisions"])
             start = time.perf_counter()
             if match["status"] == "agent_turn":
-                answer = client.post(f"/api/matches/{match['id']}/advance")
+                answer = client.post(f"/api/matches/{match['id']}/advance", params={"since": known})
             else:
                 action = rng.choice(match["view"]["legal"])
-                answer = client.post(f"/api/matches/{match['id']}/move", json={"action": action})
+                answer = client.post(
+                    f"/api/matches/{match['id']}/move", params={"since": known}, json={"action": action}
+                )
             client_ms = (time.perf_counter() - start) * 1000
             if answer.status_code != 200:
                 log.failures.append(f"{answer.request.url.path}: {answer.status_code} {answer.text[:200]}")

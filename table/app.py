@@ -19,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agents import AgentSpecError
@@ -43,6 +44,7 @@ RULE_KEYS = (
     "renege",
 )  # docs/rules.md section 9: what a table may set (episode keys stay the match's)
 MAX_SEED = 2**62
+MAX_MOVE_BYTES = 1000  # a move is {"action": "bid 7"}
 MAX_TABLE_TARGET = 500  # a browser match to more points than this is not a session anybody finishes
 
 
@@ -80,13 +82,7 @@ def create_app(
     scans = threading.Semaphore(1)  # one scan at a time: each keeps the search busy for seconds
     app.state.matches, app.state.replays, app.state.roster = matches, replays, roster
 
-    @app.middleware("http")
-    async def server_timing(request: Request, call_next: Any) -> Response:
-        """Every answer says how long the server took (``Server-Timing: app;dur=MS``): the load test reads it."""
-        start = time.perf_counter()
-        response = await call_next(request)
-        response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - start) * 1000:.2f}"
-        return response
+    app.add_middleware(ServerTiming)
 
     @app.exception_handler(TableError)
     def table_error(request: Request, error: TableError) -> JSONResponse:
@@ -104,33 +100,37 @@ def create_app(
         return JSONResponse({"error": f"{where or 'request'}: {first.get('msg', 'invalid')}"}, status_code=422)
 
     @app.get("/api/options")
-    def options() -> dict[str, Any]:
+    def options() -> Response:
         limits = {"max_sessions": max_sessions, "idle_seconds": idle_seconds, "max_upload_bytes": max_upload_bytes}
-        return {"agents": roster.public(), "rules": rule_options(), "limits": limits}
+        return json_answer({"agents": roster.public(), "rules": rule_options(), "limits": limits})
 
     @app.post("/api/matches", status_code=201)
-    def new_match(body: dict[str, Any] | None = None) -> dict[str, Any]:
+    def new_match(body: dict[str, Any] | None = None) -> Response:
         session = _match_from_request(body if body is not None else {}, roster)
         matches.add(session)
-        return session.to_json()
+        return json_answer(session.to_json(), 201)
 
     @app.get("/api/matches/{match_id}")
-    def get_match(match_id: str) -> dict[str, Any]:
-        return matches.get(match_id).to_json()
+    def get_match(match_id: str, since: int = 0) -> Response:
+        session = matches.get(match_id)
+        with session.lock:  # waits for a move being made (in a thread of the pool: other sessions go on)
+            return json_answer(session.to_json(since))
 
     @app.post("/api/matches/{match_id}/move")
-    def move(match_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        if set(body) != {"action"}:
+    async def move(match_id: str, request: Request, since: int = 0) -> Response:
+        body = await _read_json(request, MAX_MOVE_BYTES, "move")
+        if not isinstance(body, dict) or set(body) != {"action"}:
             raise TableError(422, 'a move is {"action": "bid 7"} (one key, action)')
-        return _locked(matches.get(match_id), lambda s: s.move(body["action"]))
+        return await _locked(matches.get(match_id), lambda s: s.move(body["action"]), since)
 
     @app.post("/api/matches/{match_id}/advance")
-    def advance(match_id: str) -> dict[str, Any]:
-        return _locked(matches.get(match_id), lambda s: s.advance())
+    async def advance(match_id: str, since: int = 0) -> Response:
+        session = matches.get(match_id)
+        return await _locked(session, MatchSession.advance, since, in_thread=session.agent_thinks_long())
 
     @app.post("/api/matches/{match_id}/resign")
-    def resign(match_id: str) -> dict[str, Any]:
-        return _locked(matches.get(match_id), lambda s: s.resign())
+    async def resign(match_id: str, since: int = 0) -> Response:
+        return await _locked(matches.get(match_id), MatchSession.resign, since)
 
     @app.get("/api/matches/{match_id}/record")
     def match_record(match_id: str) -> Response:
@@ -141,7 +141,7 @@ def create_app(
         return Response(json.dumps(document, indent=1), media_type="application/json", headers=headers)
 
     @app.get("/api/matches/{match_id}/analysis")
-    def match_analysis(match_id: str, decision: int, search: bool = False, policy: str | None = None) -> dict:
+    def match_analysis(match_id: str, decision: int, search: bool = False, policy: str | None = None) -> Response:
         session = matches.get(match_id)
         with session.lock:
             record, over = session.record(), session.over
@@ -156,10 +156,10 @@ def create_app(
                     f"decision {decision} is P{mover}'s: while the match runs only your own decisions are "
                     "analysed (the others' read cards you cannot see)",
                 )
-        return analyse(analyst, record, decision, _policy_name(policy, roster), search, record.players)
+        return json_answer(analyse(analyst, record, decision, _policy_name(policy, roster), search, record.players))
 
     @app.post("/api/replays", status_code=201)
-    async def open_replay(request: Request) -> dict[str, Any]:
+    async def open_replay(request: Request) -> Response:
         document = await _read_json(request, max_upload_bytes)
         session = ReplaySession(_record_from(document, max_record_actions))
         try:
@@ -167,20 +167,21 @@ def create_app(
         except ReplayError as error:
             raise TableError(422, f"the record does not replay: {printable(str(error))[:200]}") from None
         replays.add(session)
-        return answer
+        return json_answer(answer, 201)
 
     @app.get("/api/replays/{replay_id}/analysis")
-    def replay_analysis(replay_id: str, decision: int, search: bool = False, policy: str | None = None) -> dict:
+    def replay_analysis(replay_id: str, decision: int, search: bool = False, policy: str | None = None) -> Response:
         session = replays.get(replay_id)
         _check_decision(decision, len(session.record.actions) - 1)
         if search and session.scan is not None and decision in session.scan["values"]:
             answer = analyse(analyst, session.record, decision, _policy_name(policy, roster), False, [])
             answer["search"] = session.scan["values"][decision]
-            return answer
-        return analyse(analyst, session.record, decision, _policy_name(policy, roster), search, session.record.players)
+            return json_answer(answer)
+        players = session.record.players
+        return json_answer(analyse(analyst, session.record, decision, _policy_name(policy, roster), search, players))
 
     @app.post("/api/replays/{replay_id}/scan")
-    def replay_scan(replay_id: str) -> dict[str, Any]:
+    def replay_scan(replay_id: str) -> Response:
         session = replays.get(replay_id)
         if not scans.acquire(blocking=False):
             raise TableError(503, "another scan is running (one at a time): try again when it ends")
@@ -189,19 +190,52 @@ def create_app(
                 session.scan = scan(analyst, session.record)
         finally:
             scans.release()
-        return {"marks": session.scan["marks"], "scanned": session.scan["scanned"]}
+        return json_answer({"marks": session.scan["marks"], "scanned": session.scan["scanned"]})
 
     app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="static")
     return app
 
 
-def _locked(session: MatchSession, change: Any) -> dict[str, Any]:
-    """Apply ``change`` to ``session`` under its lock (409 if another request holds it) and answer the match."""
+def json_answer(document: Any, status: int = 200) -> Response:
+    """``document`` (plain JSON types) as a JSON answer, written by ``json.dumps`` (FastAPI's own encoder walks every
+    value first, which cost ~2 ms a move on a long match)."""
+    return Response(json.dumps(document, separators=(",", ":")), status_code=status, media_type="application/json")
+
+
+class ServerTiming:
+    """ASGI middleware: every answer says how long the server took to start it (``Server-Timing: app;dur=MS``),
+    read by the load test."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+
+        async def timed_send(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                elapsed = f"app;dur={(time.perf_counter() - start) * 1000:.2f}"
+                message = {**message, "headers": [*message.get("headers", []), (b"server-timing", elapsed.encode())]}
+            await send(message)
+
+        await self.app(scope, receive, timed_send)
+
+
+async def _locked(session: MatchSession, change: Any, since: int, in_thread: bool = False) -> Response:
+    """Apply ``change`` to ``session`` under its lock (409 if another request holds it) and answer the match with
+    its decisions from ``since``. A search agent's move runs in the thread pool (it thinks for up to seconds); the
+    others take well under a millisecond and run at once, sparing the hop to a thread."""
     if not session.lock.acquire(blocking=False):
         raise TableError(409, "the match is busy with another request: wait for its answer")
     try:
-        change(session)
-        return session.to_json()
+        if in_thread:
+            await run_in_threadpool(change, session)
+        else:
+            change(session)
+        return json_answer(session.to_json(since))
     finally:
         session.lock.release()
 
@@ -217,20 +251,21 @@ def _policy_name(policy: str | None, roster: Roster) -> str | None:
     return policy
 
 
-async def _read_json(request: Request, limit: int) -> Any:
+async def _read_json(request: Request, limit: int, what: str = "upload") -> Any:
     """The request body parsed as JSON, refused (413) past ``limit`` bytes before it is all read."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise TableError(413, f"the upload is {int(declared)} bytes; the limit is {limit} (--max-upload)")
+        raise TableError(413, f"the {what} is {int(declared)} bytes; the limit is {limit}")
     body = bytearray()
     async for chunk in request.stream():
         body.extend(chunk)
         if len(body) > limit:
-            raise TableError(413, f"the upload is over the limit of {limit} bytes (--max-upload)")
+            raise TableError(413, f"the {what} is over the limit of {limit} bytes")
     try:
         return json.loads(body)
     except (ValueError, RecursionError) as error:
-        raise TableError(422, f"the upload is not a JSON replay record: {printable(str(error))[:120]}") from None
+        kind = "a JSON replay record" if what == "upload" else "JSON"
+        raise TableError(422, f"the {what} is not {kind}: {printable(str(error))[:120]}") from None
 
 
 def _record_from(document: Any, max_actions: int) -> MatchRecord:
@@ -295,4 +330,5 @@ def _match_from_request(body: Any, roster: Roster) -> MatchSession:
             names.append(name)
     except (UnknownAgentError, AgentSpecError) as error:
         raise TableError(422, str(error)) from None
-    return MatchSession(config=config, seat=seat, players=names, agents=agents, seed=seed)
+    searching = frozenset(s for s, name in enumerate(names) if s != seat and roster.entry(name).kind == "search")
+    return MatchSession(config=config, seat=seat, players=names, agents=agents, seed=seed, searching_seats=searching)

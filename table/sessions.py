@@ -47,6 +47,7 @@ class MatchSession:
     players: list[str]
     agents: list[Agent | None]
     seed: int
+    searching_seats: frozenset[int] = frozenset()  # seats of search agents (their moves run in a thread)
     id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
     lock: threading.Lock = field(default_factory=threading.Lock)
     last_used: float = field(default_factory=time.monotonic)
@@ -74,11 +75,18 @@ class MatchSession:
             return "over"
         return "your_turn" if self.agents[self.actor] is None else "agent_turn"
 
-    def to_json(self) -> dict[str, Any]:
-        """docs/table.md's ``Match``: while it runs, the other seats' thoughts stay hidden (they read hidden cards)."""
+    def agent_thinks_long(self) -> bool:
+        """Whether the seat to move is a search agent (its move takes up to seconds)."""
+        return not self.over and self.actor in self.searching_seats
+
+    def to_json(self, since: int = 0) -> dict[str, Any]:
+        """docs/table.md's ``Match``, with the decisions from ``since`` on (``decisions_from``); while the match runs,
+        the other seats' thoughts stay hidden (they read hidden cards)."""
         over = self.over
+        since = min(max(int(since), 0), len(self.decisions))
         decisions = [
-            entry if over or entry["seat"] == self.seat else {**entry, "thoughts": None} for entry in self.decisions
+            entry if over or entry["seat"] == self.seat else {**entry, "thoughts": None}
+            for entry in self.decisions[since:]
         ]
         return {
             "id": self.id,
@@ -86,6 +94,7 @@ class MatchSession:
             "players": self.players,
             "status": self.status(),
             "view": table_view(self.env, None if over else self.seat, self.deals),
+            "decisions_from": since,
             "decisions": decisions,
             "resigned": self.resigned,
             "result": self.record().result if over else None,
