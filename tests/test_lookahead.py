@@ -201,3 +201,48 @@ def test_a_small_match_is_reproducible_and_finishes() -> None:
 def test_bad_options_are_one_agent_spec_error(options: str) -> None:
     with pytest.raises(AgentSpecError, match=f"search:full,{options}"):
         make_agent(f"search:full,{options}")
+
+
+def test_the_values_it_reports_pick_what_it_plays() -> None:
+    """action_values (the browser table's analysis) weighs the same candidates in the same worlds as act: the
+    best valued bid or trump is the one act chooses (unless act passed a hopeless hand without a search); the
+    discards valued are legal ones."""
+    checked = {BID: 0, TRUMP: 0, DISCARD: 0}
+    for venv, result in pre_play_positions({}, steps=60, seed=41, games=4):
+        for game in range(4):
+            phase = int(venv.state.phase[game])
+            mask = result.action_mask[game]
+            if phase not in checked or mask.sum() < 2:
+                continue
+            observation = result.observation[game]
+            agent = small_full(venv.config)
+            chosen = int(agent.act(observation[None], mask[None], np.random.default_rng(0))[0])
+            values = small_full(venv.config).action_values(observation, mask, include=(chosen,))
+            assert set(values) <= set(np.flatnonzero(mask).tolist())
+            if phase == DISCARD:
+                if not values:  # a single plan of the turn still fits the hand: nothing to weigh
+                    continue
+            elif chosen != 0 or agent.stats.searches["bid"]:
+                assert values[chosen] == max(values.values()), (phase, chosen, values)
+            checked[phase] += 1
+    assert min(checked.values()) >= 2, checked
+
+
+def test_pimc_values_pick_what_it_plays() -> None:
+    from agents.search import PimcAgent
+
+    checked = 0
+    for venv, result in pre_play_positions({}, steps=120, seed=43, games=2):
+        for game in range(2):
+            mask = result.action_mask[game]
+            if int(venv.state.phase[game]) != PLAY or mask.sum() < 2:
+                continue
+            agent = PimcAgent(venv.config, samples=8)
+            chosen = int(agent.act(result.observation[game][None], mask[None], np.random.default_rng(5))[0])
+            values = PimcAgent(venv.config, samples=8).action_values(
+                result.observation[game], mask, np.random.default_rng(5)
+            )
+            assert set(values) == set(np.flatnonzero(mask).tolist())
+            assert values[chosen] == pytest.approx(max(values.values()))
+            checked += 1
+    assert checked >= 5

@@ -238,13 +238,12 @@ class LookaheadAgent(Agent):
         else:
             candidates = self._trump_candidates(mask)
         candidates += [action for action in include if action in legal and action not in candidates]
-        if len(candidates) < 2:
+        found = self._action_search(view, 0, candidates, "bid" if phase == BID else "trump") if candidates else None
+        if not isinstance(found, Search):
             return {}
-        worlds, weights = self._worlds(view, 0)
-        search = Search(0, "bid" if phase == BID else "trump", candidates, worlds, weights)
-        self._run([search])
-        assert search.values is not None
-        return dict(zip(candidates, search.values.tolist()))
+        self._run([found])
+        assert found.values is not None
+        return dict(zip(found.candidates, found.values.tolist()))
 
     def _discard_values(self, view: PublicView, legal: list[int]) -> dict:
         """Each legal discard action's value: the best of this turn's plans that it is consistent with."""
