@@ -335,3 +335,33 @@ def test_the_command_binds_loopback_prints_the_address_and_refuses_bad_arguments
         wide.terminate()
         _, stderr = wide.communicate(timeout=20)
     assert "warning: listening on 0.0.0.0, reachable from other machines" in stderr
+
+
+def test_records_of_pedro_eval_open_and_the_halves_of_a_pair_share_a_key(client: TestClient, tmp_path: Path) -> None:
+    from arena.eval_cli import main as pedro_eval
+
+    code = pedro_eval(
+        ["rule:heuristic", "random", "--pairs", "2", "--seed", "3", "--set", "target_score=5"]
+        + ["--save-replays", str(tmp_path / "replays"), "--out", str(tmp_path / "out")]
+    )
+    assert code == 0
+    keys = {}
+    for path in sorted((tmp_path / "replays").glob("*.json")):
+        answer = client.post("/api/replays", content=path.read_bytes())
+        assert answer.status_code == 201, answer.text
+        keys[path.name] = answer.json()["pair_key"]
+    pairs = {name.split("-rot")[0] for name in keys}
+    assert len(keys) == 4 and len(pairs) == 2
+    for pair in pairs:
+        halves = [key for name, key in keys.items() if name.startswith(pair + "-rot")]
+        assert len(halves) == 2 and halves[0] == halves[1]
+    assert len(set(keys.values())) == 2
+
+
+def test_the_tables_record_is_read_by_pedro_replay(client: TestClient, tmp_path: Path) -> None:
+    from arena.replay import main as pedro_replay
+
+    match = play_out(client, new_match(client, seed=6, partner="pretrained"))
+    path = tmp_path / "table.json"
+    path.write_bytes(client.get(f"/api/matches/{match['id']}/record").content)
+    assert pedro_replay([str(path), "--deals"]) == 0
