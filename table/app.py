@@ -51,7 +51,7 @@ MAX_TABLE_TARGET = 500  # a browser match to more points than this is not a sess
 def rule_options() -> list[dict[str, Any]]:
     """The section-9 switches a table offers: key, default, choices (or min and max) and one line about it."""
     defaults = PedroConfig()
-    about = {key: " ".join(text.split()) for key, text in field_docs(PedroConfig).items()}
+    about = {key: " ".join(text.replace("``", "").split()) for key, text in field_docs(PedroConfig).items()}
     options = []
     for key in RULE_KEYS:
         allowed = ALLOWED_VALUES[key]
@@ -294,6 +294,8 @@ def _match_from_request(body: Any, roster: Roster) -> MatchSession:
         raise TableError(422, f"unknown rule key {str(bad[0])[:40]!r}: the rules are {', '.join(RULE_KEYS)}")
     if isinstance(rules.get("target_score"), int) and rules["target_score"] > MAX_TABLE_TARGET:
         raise TableError(422, f"target_score {rules['target_score']} is over the table's limit of {MAX_TABLE_TARGET}")
+    if rules.get("num_players") == 3 and "scoring" not in rules:
+        rules = {**rules, "scoring": "simple"}  # the default that fits: three-player Pedro scores simple only
     try:
         config = make_config(**rules)
     except ConfigError as error:

@@ -80,10 +80,10 @@ class MatchSession:
         return not self.over and self.actor in self.searching_seats
 
     def to_json(self, since: int = 0) -> dict[str, Any]:
-        """docs/table.md's ``Match``, with the decisions from ``since`` on (``decisions_from``); while the match runs,
-        the other seats' thoughts stay hidden (they read hidden cards)."""
+        """docs/table.md's ``Match``, with the decisions from ``since`` on (``decisions_from``; all of them once the
+        match is over); while the match runs, the other seats' thoughts stay hidden (they read hidden cards)."""
         over = self.over
-        since = min(max(int(since), 0), len(self.decisions))
+        since = 0 if over else min(max(int(since), 0), len(self.decisions))  # at the end, all: thoughts revealed
         decisions = [
             entry if over or entry["seat"] == self.seat else {**entry, "thoughts": None}
             for entry in self.decisions[since:]
@@ -93,7 +93,7 @@ class MatchSession:
             "seat": self.seat,
             "players": self.players,
             "status": self.status(),
-            "view": table_view(self.env, None if over else self.seat, self.deals),
+            "view": table_view(self.env, None if over else self.seat, self.deals, over=over),
             "decisions_from": since,
             "decisions": decisions,
             "resigned": self.resigned,

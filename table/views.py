@@ -30,13 +30,14 @@ def is_over(env: raw_env) -> bool:
     return bool(env.terminations.get(agent) or env.truncations.get(agent))
 
 
-def table_view(env: raw_env, viewer: int | None, deals: list[dict[str, Any]]) -> dict[str, Any]:
+def table_view(env: raw_env, viewer: int | None, deals: list[dict[str, Any]], over: bool = False) -> dict[str, Any]:
     """The table of ``env``'s game as seat ``viewer`` sees it (None: every hand open), ``deals`` the summaries
-    of the deals played so far (:func:`deal_summary`). Keys as docs/table.md's ``View``."""
+    of the deals played so far (:func:`deal_summary`); ``over`` ends a match the engine has not ended (a
+    resignation). Keys as docs/table.md's ``View``."""
     game, config = env.game, env.config
     assert game is not None
     tables = RuleTables.for_variant(config.variant)
-    n, over = config.num_players, is_over(env)
+    n, over = config.num_players, over or is_over(env)
     phase = int(game.phase[0])
     trump = int(game.trump[0])
     actor = None if over or phase == Phase.OVER else int(game.actor[0])

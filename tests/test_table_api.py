@@ -59,6 +59,21 @@ def test_options_list_the_agents_by_name_and_every_rule_switch(client: TestClien
     assert options["limits"]["max_sessions"] == 64
 
 
+def test_each_answer_brings_the_decisions_the_page_lacks(client: TestClient) -> None:
+    match = new_match(client, partner="pretrained", seed=17)
+    held = list(match["decisions"])
+    while match["status"] != "over":
+        change = "advance" if match["status"] == "agent_turn" else "move"
+        body = {"action": match["view"]["legal"][0]} if change == "move" else None
+        match = client.post(f"/api/matches/{match['id']}/{change}", params={"since": len(held)}, json=body).json()
+        if match["status"] != "over":
+            assert match["decisions_from"] == len(held) and len(match["decisions"]) == 1
+            held += match["decisions"]
+    assert match["decisions_from"] == 0 and len(match["decisions"]) == len(held) + 1  # all, the thoughts revealed
+    assert [d["action"] for d in match["decisions"][:-1]] == [d["action"] for d in held]
+    assert any(d["thoughts"] for d in match["decisions"]) and not any(d["thoughts"] for d in held)
+
+
 def test_a_whole_match_is_played_recorded_and_replays_to_its_result(client: TestClient) -> None:
     match = new_match(client, partner="pretrained")
     view = match["view"]
@@ -134,6 +149,7 @@ def test_out_of_turn_over_and_unknown_matches_are_refused(client: TestClient) ->
     assert answer.status_code == 409 and "not your turn" in answer.json()["error"]
     resigned = client.post(f"/api/matches/{match['id']}/resign").json()
     assert resigned["status"] == "over" and resigned["resigned"]
+    assert resigned["view"]["phase"] == "over" and resigned["view"]["actor"] is None and resigned["view"]["over"]
     for path in ("move", "advance", "resign"):
         answer = client.post(f"/api/matches/{match['id']}/{path}", json={"action": "pass"})
         assert answer.status_code == 409 and "over" in answer.json()["error"]
@@ -188,6 +204,9 @@ def test_the_rules_of_a_new_match_are_every_section_9_switch(client: TestClient)
     }
     match = new_match(client, rules=rules, opponents=["random", "rule:cautious"])
     assert match["players"] == ["you", "random", "rule:cautious"] and match["view"]["hand_sizes"] == [6, 6, 6]
+    # three players score simple only: a client that leaves scoring out gets that, one that asks otherwise is told
+    answer = client.post("/api/matches", json={"rules": {"num_players": 3, "scoring": "difference"}})
+    assert answer.status_code == 422 and "three-player Pedro allows only 'simple'" in answer.json()["error"]
     match = play_out(client, match, choose=lambda legal: legal[-1])
     assert match["status"] == "over"
 

@@ -1,0 +1,220 @@
+"""The browser table end to end: play a short match by clicking, download its record, watch it, analyse it.
+
+Serves :func:`table.app.create_app` in a thread (uvicorn on 127.0.0.1, a free port) and drives the system's
+chromium through Playwright (never a downloaded browser). The page picks no move itself: the test clicks the first
+legal button or card each time, discards through selection and ``#discard-done``. Screenshots at 1280 x 800 go to
+``docs/images/table-play.png`` (the README's) and ``docs/images/table-watch.png``, and to the test's tmp_path.
+Skipped only without a chromium executable or an importable playwright.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+try:
+    from playwright.sync_api import Page, sync_playwright
+except ImportError:  # the test is skipped below
+    Page, sync_playwright = Any, None
+
+REPO_DIR = Path(__file__).resolve().parents[1]
+IMAGES_DIR = REPO_DIR / "docs" / "images"
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None)
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 800}
+TARGET_SCORE = 5  # a match of a few deals (about 20 s in all)
+MATCH_SEED = 12
+HAND_AFTER_DISCARD = 6  # docs/rules.md section 5: done is legal at 6 cards or fewer
+MAX_TURNS = 300  # the person's turns in one match, far above what a match to 5 takes
+WAIT_MS = 30_000
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable (`chromium` on PATH, /usr/bin/chromium)"),
+    pytest.mark.skipif(sync_playwright is None, reason="playwright is not importable (pip install playwright)"),
+]
+
+# the page is at rest: no request of the match pending and the person to move, or the match over
+AT_REST = """() => (document.body.dataset.pending ?? "0") === "0"
+  && ["your turn", "match over"].includes(document.getElementById("match-status").textContent)"""
+
+
+@pytest.fixture(scope="module")
+def table_url() -> Iterator[str]:
+    """The address of a table app served by uvicorn in a daemon thread, stopped after the module's tests."""
+    import uvicorn
+
+    from table.app import create_app
+
+    app = create_app(models_dir=None, max_sessions=8, idle_seconds=600)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no delayed-ACK wait on each answer
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the table server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+    listener.close()
+
+
+@pytest.fixture()
+def page(table_url: str) -> Iterator[Page]:
+    """A 1280 x 800 chromium page on the table; fails the test if the page throws a script error."""
+    errors: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+        opened = context.new_page()
+        opened.set_default_timeout(WAIT_MS)
+        opened.on("pageerror", lambda error: errors.append(str(error)))
+        opened.goto(table_url + "/")
+        yield opened
+        context.close()
+        browser.close()
+    assert errors == [], f"script errors on the page: {errors}"
+
+
+def save_screenshot(page: Page, name: str, tmp_path: Path) -> None:
+    """The page as docs/images/NAME and tmp_path/NAME."""
+    IMAGES_DIR.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(IMAGES_DIR / name))
+    page.screenshot(path=str(tmp_path / name))
+
+
+def start_match(page: Page, partner: str) -> None:
+    page.wait_for_selector("#start:not([disabled])")
+    options = page.locator("#partner option").all_text_contents()
+    page.select_option("#partner", partner if partner in options else "rule:heuristic")
+    page.select_option("#opponent-0", "rule:heuristic")
+    page.select_option("#opponent-1", "rule:heuristic")
+    page.fill('[data-rule="target_score"]', str(TARGET_SCORE))
+    page.fill("#seed", str(MATCH_SEED))
+    page.fill("#pace", "0")
+    page.click("#start")
+    page.wait_for_selector("#table")
+
+
+def take_turn(page: Page) -> None:
+    """The person's move: the first bid or trump button, else the first legal card (selecting discards first)."""
+    for group in ("#bid-buttons", "#trump-buttons"):
+        buttons = page.locator(f"{group} button[data-action]")
+        if buttons.count():
+            buttons.first.click()
+            return
+    if page.locator("#discard-done").count():
+        legal = page.locator("#hand .card.legal")
+        surplus = page.locator("#hand .card").count() - HAND_AFTER_DISCARD
+        for index in range(min(max(surplus, 0), legal.count())):
+            legal.nth(index).click()
+        page.click("#discard-done")
+        return
+    cards = page.locator("#hand .card.legal")
+    assert cards.count() > 0, "the person's turn offers no legal button or card"
+    cards.first.click()
+
+
+def play_match(page: Page, tmp_path: Path) -> None:
+    """Click through a whole match; at the first trick the person answers with two cards down, analyse the
+    decision (policy and search) and save the play screenshot."""
+    shot_taken = False
+    for _ in range(MAX_TURNS):
+        page.wait_for_function(AT_REST)
+        if page.text_content("#match-status") == "match over":
+            return
+        if not shot_taken and page.locator("#trick .card").count() >= 2 and page.locator("#hand .card.legal").count():
+            page.click("#analyse-current")
+            page.wait_for_selector("#analysis .policy-row")
+            page.click("#ask-search")
+            page.wait_for_selector("#analysis .search-row")
+            page.wait_for_function(AT_REST)
+            save_screenshot(page, "table-play.png", tmp_path)
+            shot_taken = True
+        take_turn(page)
+    pytest.fail(f"the match did not end within {MAX_TURNS} of the person's turns")
+
+
+def frame_label(page: Page) -> str:
+    return page.text_content("#frame-label") or ""
+
+
+def test_play_a_match_then_watch_and_analyse_it(page: Page, tmp_path: Path) -> None:
+    start_match(page, partner="pretrained")
+    assert page.locator(".seat[data-seat]").count() == 4
+    play_match(page, tmp_path)
+    assert page.is_visible("#match-result")
+    decisions = page.locator("#move-log li[data-decision]").count()
+    assert decisions > 20
+    assert page.locator("#deal-history li").count() >= 1
+
+    with page.expect_download() as download_info:
+        page.click("#download-record")
+    record_path = tmp_path / "match-record.json"
+    download_info.value.save_as(record_path)
+    record = json.loads(record_path.read_text())
+    assert len(record["actions"]) == decisions
+
+    page.click("#mode-watch")
+    page.set_input_files("#record-file", str(record_path))
+    page.wait_for_function("Number(document.getElementById('scrubber').max) > 0")
+    assert int(page.get_attribute("#scrubber", "max")) == decisions  # frames = decisions + the end
+    first = frame_label(page)
+    assert first.startswith("Deal 1") and f"decision 1 of {decisions}" in first
+    page.click("#next-decision")
+    assert frame_label(page) != first and f"decision 2 of {decisions}" in frame_label(page)
+    page.click("#prev-decision")
+    assert frame_label(page) == first
+    page.click("#next-trick")
+    assert ", trick 1 " in frame_label(page)
+    page.keyboard.press("ArrowRight")
+    assert ", trick 1 " in frame_label(page) and frame_label(page) != first
+    page.click("#last")
+    assert frame_label(page).startswith("End of the match")
+    page.click("#first")
+    assert frame_label(page) == first
+
+    # the analysis panel: the policy at once, the search on request (the first decision is a bid with a choice)
+    page.wait_for_selector("#analysis .policy-row")
+    assert page.locator("#analysis .analysis-tag").first.text_content() in ("recorded at the move", "computed now")
+    page.click("#ask-search")
+    page.wait_for_selector("#analysis .search-row")
+    assert page.locator("#analysis .search-row.best").count() == 1
+    page.click("#next-trick")  # the lead of the first trick: six cards in hand, every one legal
+    page.wait_for_selector("#analysis .policy-row")
+    page.click("#ask-search")
+    page.wait_for_selector("#analysis .search-row")
+    save_screenshot(page, "table-watch.png", tmp_path)
+
+    # the search weighs every decision: marks on the strip and entries in #mistakes that jump to their decision
+    page.click("#scan")
+    page.wait_for_function("!document.getElementById('scan').disabled", timeout=120_000)
+    assert "decisions weighed" in (page.text_content("#scan-status") or "")
+    marks = page.locator("#marks-strip .mark")
+    assert marks.count() == page.locator("#mistakes li[data-decision]").count()
+    if marks.count():
+        entry = page.locator("#mistakes li[data-decision]").first
+        entry.click()
+        decision = int(entry.get_attribute("data-decision"))
+        assert f"decision {decision + 1} of {decisions}" in frame_label(page)
