@@ -2,7 +2,8 @@
 
     python -m benchmarks.table_load --clients 50
 
-Starts ``pedro-table`` in its own process on a free port of 127.0.0.1, then runs ``--clients`` clients
+Starts ``pedro-table`` in its own process on a free port of 127.0.0.1 (pinned to the last CPU, the clients
+to the others, unless ``--no-pin``), then runs ``--clients`` clients
 at once (threads), each playing one match to its end with random legal moves against rule agents
 (every ``--policy-every``-th client against the ``pretrained`` policy), while ``--search-clients``
 more play against ``search:full`` (their latencies are reported apart: the point is that the others
@@ -14,6 +15,7 @@ move, as the server measured it (its ``Server-Timing`` header) and as the client
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import subprocess
 import sys
@@ -73,12 +75,13 @@ def play_one_match(base: str, opponents: str, target: int, seed: int, log: Clien
         log.deals = len(match["view"]["deals"])
 
 
-def start_server(max_sessions: int) -> tuple[subprocess.Popen, str]:
-    """``pedro-table`` on a free loopback port, and its address."""
+def start_server(max_sessions: int, cpu: int | None) -> tuple[subprocess.Popen, str]:
+    """``pedro-table`` on a free loopback port (pinned to ``cpu`` unless None), and its address."""
     server = subprocess.Popen(
         [sys.executable, "-m", "table.cli", "--max-sessions", str(max_sessions)],
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=None if cpu is None else lambda: os.sched_setaffinity(0, {cpu}),
     )
     line = server.stdout.readline()
     if "http://" not in line:
@@ -101,8 +104,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--search-clients", type=int, default=1, help="clients against search:full besides (1)")
     parser.add_argument("--target", type=int, default=62, help="target score of each match (62: a whole match)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--no-pin", action="store_true", help="leave the server and the clients on any core (default: apart)"
+    )
     args = parser.parse_args(argv)
-    server, base = start_server(args.clients + args.search_clients)
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    server_cpu = cpus[-1] if len(cpus) >= 2 and not args.no_pin else None
+    server, base = start_server(args.clients + args.search_clients, server_cpu)
+    if server_cpu is not None:  # the clients' threads on the other cores, so the two do not take turns on one
+        os.sched_setaffinity(0, set(cpus[:-1]))
     logs = []
     for number in range(args.clients):
         policy = args.policy_every > 0 and number % args.policy_every == args.policy_every - 1
@@ -125,10 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     failures = [failure for log in logs for failure in log.failures]
     quick = [log for log in logs if log.kind != "search:full"]
     requests = sum(len(log.timings) for log in logs)
+    pinned = f"; server on CPU {server_cpu}, clients on the others" if server_cpu is not None else ""
     print(
         f"{len(logs)} clients at once ({len(quick)} against rule agents or pretrained, {args.search_clients} against "
         f"search:full), matches to {args.target}: {requests} moves in {seconds:.1f} s, "
-        f"{sum(log.deals for log in logs)} deals, {len(failures)} failed requests"
+        f"{sum(log.deals for log in logs)} deals, {len(failures)} failed requests{pinned}"
     )
     for kind in sorted({log.kind for log in logs}):
         timings = [timing for log in logs if log.kind == kind for timing in log.timings]

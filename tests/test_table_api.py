@@ -384,3 +384,18 @@ def test_the_tables_record_is_read_by_pedro_replay(client: TestClient, tmp_path:
     path = tmp_path / "table.json"
     path.write_bytes(client.get(f"/api/matches/{match['id']}/record").content)
     assert pedro_replay([str(path), "--deals"]) == 0
+
+
+def test_the_load_test_plays_whole_matches_and_prints_its_figures() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.table_load", "--clients", "3", "--policy-every", "3", "--target", "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    first, *rest = done.stdout.splitlines()
+    assert first.startswith("4 clients at once (3 against rule agents or pretrained, 1 against search:full)")
+    assert ", 0 failed requests" in first
+    assert any(line.startswith("  against pretrained:") and "p95" in line for line in rest)
+    assert any(line.startswith("  rule agents and pretrained together, on the server: p50") for line in rest)
