@@ -23,7 +23,7 @@ from agents.base import Agent
 from agents.networks import ActorCritic, NetworkShape
 from pedro_env.actions import action_to_str
 from pedro_env.config import PedroConfig, make_config
-from pedro_env.encoding import observation_pieces, observation_scale, observation_size
+from pedro_env.observation_layout import observation_pieces, observation_scale, observation_size
 
 
 class PolicyAgent(Agent):

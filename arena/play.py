@@ -41,9 +41,9 @@ from pedro_env.cli import (
     rule_config,
 )
 from pedro_env.config import ConfigError, PedroConfig
+from pedro_env.kernels.tricks import trick_winner
 from pedro_env.render import render_table
 from pedro_env.state import Phase
-from pedro_env.tricks import trick_winner
 
 HELP_LINE = "moves: bid N / N, pass / p, trump S / S, discard XX / XX, done / d, play XX / XX; ? legal moves, q quit"
 

@@ -37,11 +37,13 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
-from pedro_env import kernels
 from pedro_env.actions import ACTION_TEXTS, NUM_ACTIONS, action_to_str, str_to_action
 from pedro_env.cards import SUITS, RuleTables, card_to_str, str_to_card
 from pedro_env.config import PedroConfig, check_seed, make_config, short_repr
-from pedro_env.encoding import ObservationEncoder, full_state_size
+from pedro_env.encoding import ObservationEncoder
+from pedro_env.kernels import steps
+from pedro_env.kernels.observations import aec_observe
+from pedro_env.observation_layout import full_state_size
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_decks, legal_action_mask, new_match, seed_deck_source, start_deal
 from pedro_env.state import OVER, PedroState
@@ -213,12 +215,12 @@ class raw_env(AECEnv):
             len(self._decks) == 0,  # no injected decks: the kernel deals the hashed ones itself
             self._pending_games,
             self._masks,
-            *kernels.step_scratch(self.encoder.params),
+            *steps.step_scratch(self.encoder.params),
         )
-        self._step_call = (kernels.entry_point(kernels.aec_step, *step_args), step_args)
+        self._step_call = (steps.entry_point(steps.aec_step, *step_args), step_args)
         observation = np.empty(self.encoder.size, dtype=np.uint8)
-        self._observe_kernel = kernels.entry_point(
-            kernels.aec_observe, game.buffer, game.element_offsets, self.encoder.statics, self._viewers[0], observation
+        self._observe_kernel = steps.entry_point(
+            aec_observe, game.buffer, game.element_offsets, self.encoder.statics, self._viewers[0], observation
         )
 
     def _refresh(self) -> None:
@@ -287,16 +289,16 @@ class raw_env(AECEnv):
         self._actions[0] = action
         step_kernel, step_args = self._step_call
         status = step_kernel(*step_args)
-        waiting = status & kernels.AEC_WAITING
+        waiting = status & steps.AEC_WAITING
         if waiting:  # the next deal's deck comes from the injected ones
             start_deal(game, self._pending_games[:1], self.config, self._deck_source)
         self.action_history.append(ACTION_TEXTS[action])
-        if status & kernels.AEC_DEAL_OVER:  # rewards, infos and episode ends only change when a deal ends
+        if status & steps.AEC_DEAL_OVER:  # rewards, infos and episode ends only change when a deal ends
             self.rewards = dict(zip(self.possible_agents, game.rewards[0].tolist()))
             deal_info = self.deal_info()
             self.infos = {a: {"deal": dict(deal_info)} for a in self.agents}
-            if status & (kernels.AEC_TERMINATED | kernels.AEC_TRUNCATED):
-                terminated, truncated = bool(status & kernels.AEC_TERMINATED), bool(status & kernels.AEC_TRUNCATED)
+            if status & (steps.AEC_TERMINATED | steps.AEC_TRUNCATED):
+                terminated, truncated = bool(status & steps.AEC_TERMINATED), bool(status & steps.AEC_TRUNCATED)
                 self.terminations = {a: terminated for a in self.agents}
                 self.truncations = {a: truncated for a in self.agents}
             self._deal_shown = True
@@ -308,9 +310,9 @@ class raw_env(AECEnv):
         if waiting:
             self._refresh()
         else:
-            self._over = bool(status & kernels.AEC_OVER)
+            self._over = bool(status & steps.AEC_OVER)
             if not self._over:
-                self.agent_selection = self.possible_agents[status >> kernels.AEC_ACTOR_SHIFT]
+                self.agent_selection = self.possible_agents[status >> steps.AEC_ACTOR_SHIFT]
         if self.render_mode == "human":
             self.render()
 

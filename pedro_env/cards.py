@@ -14,14 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pedro_env.kernels import pack_tables
-
 if sys.byteorder != "little":  # bits_to_cards reads the bytes of a uint64 lowest first
     raise ImportError("pedro_env needs a little-endian machine")
 
 SUITS = "CDHS"
 RANKS = "23456789TJQKA"
 NUM_CARDS = 52
+HAND_AT_PLAY = 6  # cards every player holds when play begins (docs/rules.md section 5)
+TRICKS_PER_DEAL = 6
 
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
 RANK_TWO, RANK_THREE, RANK_FIVE, RANK_NINE, RANK_TEN, RANK_JACK, RANK_ACE = 0, 1, 3, 7, 8, 9, 12
@@ -132,7 +132,8 @@ class RuleTables:
     a trick led by ``led_card``, -1 for cards that cannot win it (off-suit non-trumps);
     ``answers`` (4, 53) uint64 ``follow_set | trump_allowed``, the cards that show no void;
     ``led_suit_bit`` (4, 53) uint8 ``1 << effective suit`` of the led card (0 when nobody has led).
-    ``kernel_table``: all of them flattened into one int64 array for :mod:`pedro_env.kernels`.
+    ``kernel_table``: all of them flattened into one int64 array for :mod:`pedro_env.kernels`, at the
+    ``T_*`` offsets below (:func:`pack_tables`).
     """
 
     has_pedros: bool
@@ -151,7 +152,7 @@ class RuleTables:
     beats: np.ndarray
     answers: np.ndarray
     led_suit_bit: np.ndarray
-    kernel_table: np.ndarray  # (kernels.T_SIZE,) int64: these tables flattened for the compiled kernels
+    kernel_table: np.ndarray  # (T_SIZE,) int64: these tables flattened for the compiled kernels (T_* offsets)
 
     @staticmethod
     def for_variant(variant: str) -> RuleTables:
@@ -228,6 +229,42 @@ class RuleTables:
 
 
 _VARIANT_TABLES: dict[str, RuleTables] = {}  # variant -> its tables, filled by RuleTables.for_variant
+
+# the variant tables flattened for the kernels, at these offsets (index [trump, led] of the (4, 53) trick tables:
+# trump * 53 + led, led 52 = none)
+MAX_POINT_VALUES = 5
+T_FOLLOW = 0
+T_TRUMP_ALLOWED = T_FOLLOW + 4 * 53
+T_ANSWERS = T_TRUMP_ALLOWED + 4 * 53
+T_LED_SUIT_BIT = T_ANSWERS + 4 * 53
+T_BEATS = T_LED_SUIT_BIT + 4 * 53  # [trump, led, card] of (4, 53, 52)
+T_IS_TRUMP = T_BEATS + 4 * 53 * 52  # [trump, card] of (4, 52)
+T_LOW_SET = T_IS_TRUMP + 4 * 52  # [trump]
+T_POINT_SETS = T_LOW_SET + 4  # [trump, k] of (4, MAX_POINT_VALUES)
+T_POINT_VALUES = T_POINT_SETS + 4 * MAX_POINT_VALUES  # [k]
+T_NUM_POINT_VALUES = T_POINT_VALUES + MAX_POINT_VALUES
+T_SIZE = T_NUM_POINT_VALUES + 1
+
+
+def pack_tables(tables: RuleTables) -> np.ndarray:
+    """(T_SIZE,) int64 of a RuleTables, for the kernels."""
+    tab = np.zeros(T_SIZE, dtype=np.int64)
+    tab[T_FOLLOW : T_FOLLOW + 212] = tables.follow_set.reshape(-1)
+    tab[T_TRUMP_ALLOWED : T_TRUMP_ALLOWED + 212] = tables.trump_allowed.reshape(-1)
+    tab[T_ANSWERS : T_ANSWERS + 212] = tables.answers.reshape(-1)
+    tab[T_LED_SUIT_BIT : T_LED_SUIT_BIT + 212] = tables.led_suit_bit.reshape(-1)
+    tab[T_BEATS : T_BEATS + 4 * 53 * 52] = tables.beats.reshape(-1)
+    tab[T_IS_TRUMP : T_IS_TRUMP + 208] = tables.is_trump.reshape(-1)
+    tab[T_LOW_SET : T_LOW_SET + 4] = tables.low_set
+    count = tables.point_values.size
+    assert count <= MAX_POINT_VALUES
+    point_sets = np.zeros((4, MAX_POINT_VALUES), dtype=np.int64)
+    point_sets[:, :count] = tables.point_sets
+    tab[T_POINT_SETS : T_POINT_SETS + 4 * MAX_POINT_VALUES] = point_sets.reshape(-1)
+    tab[T_POINT_VALUES : T_POINT_VALUES + count] = tables.point_values
+    tab[T_NUM_POINT_VALUES] = count
+    tab.setflags(write=False)
+    return tab
 
 
 def left_pedro(trump: int) -> int:

@@ -97,7 +97,7 @@ from pedro_env.actions import NUM_ACTIONS, str_to_action
 from pedro_env.aec import raw_env
 from pedro_env.cards import SUITS
 from pedro_env.config import PedroConfig, check_seed
-from pedro_env.encoding import observation_pieces
+from pedro_env.observation_layout import observation_pieces
 from pedro_env.vector import IllegalActionError
 
 __all__ = ["ENV_ID", "OpponentPolicy", "PedroGymEnv", "RenderModeError", "gym_deal_summary", "uniform_random_policy"]

@@ -15,22 +15,23 @@ from functools import lru_cache
 
 import numpy as np
 
-from pedro_env import kernels
 from pedro_env.actions import NUM_ACTIONS
 from pedro_env.cards import RuleTables
 from pedro_env.config import PedroConfig
+from pedro_env.kernels.dealing import deal_games, hashed_dealers_into, hashed_decks_into, new_matches
+from pedro_env.kernels.inputs import config_params
+from pedro_env.kernels.observations import legal_masks
+from pedro_env.kernels.steps import step_games, step_scratch
 from pedro_env.state import PedroState
 
 DeckSource = Callable[[PedroState, np.ndarray], np.ndarray]
 """``deck_source(state, games) -> (len(games), 52)`` card ids, top first, for each game's next deal."""
 
-TRICKS_PER_DEAL = kernels.TRICKS_PER_DEAL
-
 
 @lru_cache(maxsize=64)
 def kernel_inputs(config: PedroConfig) -> tuple[np.ndarray, np.ndarray]:
     """``(params, tab)`` of a config for the kernels (cached, read-only)."""
-    return kernels.config_params(config), RuleTables.for_variant(config.variant).kernel_table
+    return config_params(config), RuleTables.for_variant(config.variant).kernel_table
 
 
 # ---------------------------------------------------------------- randomness
@@ -40,7 +41,7 @@ def hashed_decks(seed: np.ndarray, match_index: np.ndarray, deal_index: np.ndarr
     """(k, 52) int8 shuffled decks, a pure function of each game's (seed, match, deal)."""
     seed, match_index, deal_index = (np.asarray(a).reshape(-1) for a in (seed, match_index, deal_index))
     decks = np.empty((seed.size, 52), dtype=np.int8)
-    kernels.hashed_decks_into(seed.astype(np.uint64), match_index.astype(np.int64), deal_index.astype(np.int64), decks)
+    hashed_decks_into(seed.astype(np.uint64), match_index.astype(np.int64), deal_index.astype(np.int64), decks)
     return decks
 
 
@@ -48,7 +49,7 @@ def hashed_dealers(seed: np.ndarray, match_index: np.ndarray, num_players: int) 
     """(k,) int8 first dealer of each match (standing in for the cut)."""
     seed, match_index = (np.asarray(a).reshape(-1) for a in (seed, match_index))
     dealers = np.empty(seed.size, dtype=np.int8)
-    kernels.hashed_dealers_into(seed.astype(np.uint64), match_index.astype(np.int64), int(num_players), dealers)
+    hashed_dealers_into(seed.astype(np.uint64), match_index.astype(np.int64), int(num_players), dealers)
     return dealers
 
 
@@ -62,7 +63,7 @@ def seed_deck_source(state: PedroState, games: np.ndarray) -> np.ndarray:
 
 def _deal_from(state: PedroState, games: np.ndarray, params: np.ndarray, deck_source: DeckSource) -> None:
     decks = np.ascontiguousarray(deck_source(state, games), dtype=np.int8)
-    kernels.deal_games(state.buffer, state.element_offsets, state.batch_size, params, games, decks)
+    deal_games(state.buffer, state.element_offsets, state.batch_size, params, games, decks)
 
 
 def start_deal(state: PedroState, games: np.ndarray, config: PedroConfig, deck_source: DeckSource) -> None:
@@ -85,7 +86,7 @@ def new_match(
     dealers = np.full(games.size, -1, dtype=np.int64) if dealers is None else np.asarray(dealers, dtype=np.int64)
     pending = np.empty(games.size, dtype=np.int64)
     hashed = deck_source is seed_deck_source
-    waiting = kernels.new_matches(
+    waiting = new_matches(
         state.buffer, state.element_offsets, state.batch_size, params, games, dealers, hashed, pending
     )
     if waiting:
@@ -118,7 +119,7 @@ def legal_action_mask(
     (B, 133) bool array, is filled and returned instead of a new one."""
     params, tab = kernel_inputs(config)
     mask = np.empty((state.batch_size, NUM_ACTIONS), dtype=bool) if out is None else out
-    kernels.legal_masks(state.buffer, state.element_offsets, state.batch_size, params, tab, mask)
+    legal_masks(state.buffer, state.element_offsets, state.batch_size, params, tab, mask)
     return mask
 
 
@@ -134,8 +135,8 @@ def step(
     actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(b)
     hashed = deck_source is seed_deck_source
     pending = np.empty(b, dtype=np.int64)
-    waiting = kernels.step_games(
-        state.buffer, state.element_offsets, b, params, tab, actions, hashed, pending, *kernels.step_scratch(params)
+    waiting = step_games(
+        state.buffer, state.element_offsets, b, params, tab, actions, hashed, pending, *step_scratch(params)
     )
     if waiting:
         _deal_from(state, pending[:waiting], params, deck_source)

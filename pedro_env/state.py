@@ -198,6 +198,8 @@ _FIELD_SPECS: dict[str, tuple[type, str]] = {
     "winner": (np.int8, ""),
 }
 assert list(_FIELD_SPECS) == [f.name for f in fields(PedroState)]
+FIELD_INDEX = {name: index for index, name in enumerate(_FIELD_SPECS)}
+"""Field name -> its index in field order: the kernels' ``F_*`` and the state's element offsets follow it."""
 
 
 @dataclass(frozen=True)

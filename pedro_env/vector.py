@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from pedro_env import kernels
 from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, action_to_str
 from pedro_env.cards import CARD_BIT, RuleTables
 from pedro_env.config import SEED_LIMIT, PedroConfig, SeedError, check_seed, make_config, short_repr
 from pedro_env.encoding import ObservationEncoder
+from pedro_env.kernels.steps import entry_point, vector_step, vector_step_scratch
 from pedro_env.rules import initial_state, legal_action_mask, new_match
 from pedro_env.state import OVER, PLAY, PedroState
 
@@ -150,7 +150,7 @@ class PedroVectorEnv:
         self._inputs_of: PedroState | None = None
         self._inputs: tuple = ()
         self._scratch: tuple = ()  # vector_step's scratch arrays, made with its inputs
-        self._step_kernel = kernels.vector_step  # compiled for the types of this env's arrays once it steps
+        self._step_kernel = vector_step  # compiled for the types of this env's arrays once it steps
 
     def reset(self, seed: int | None = None) -> VectorStep:
         """Start ``num_envs`` fresh matches; game ``i`` uses seed ``seed + i`` (random base if None).
@@ -183,10 +183,10 @@ class PedroVectorEnv:
         if self._inputs_of is not state:  # the kernel's inputs that only change with the state object
             self._inputs_of = state
             self._inputs = (state.buffer, state.element_offsets, self.num_envs, self.encoder.statics)
-            self._scratch = kernels.vector_step_scratch(self.encoder.params, self.num_envs)
+            self._scratch = vector_step_scratch(self.encoder.params, self.num_envs)
             # every array argument is the env's own (actions: int64_actions' C-contiguous int64), of the
             # types compiled for here: the compiled function is called without numba's dispatch
-            self._step_kernel = kernels.entry_point(kernels.vector_step, *self._inputs, *arguments, *self._scratch)
+            self._step_kernel = entry_point(vector_step, *self._inputs, *arguments, *self._scratch)
         code = self._step_kernel(*self._inputs, *arguments, *self._scratch)
         if code < 0:
             game = -code - 1

@@ -17,7 +17,7 @@ import numpy as np
 
 from pedro_env.cards import NO_CARDS, cards_to_bits
 from pedro_env.config import PedroConfig
-from pedro_env.encoding import card_pieces, observation_offsets
+from pedro_env.observation_layout import card_pieces, observation_offsets
 from pedro_env.state import OVER
 
 ALL_CARDS = np.uint64((1 << 52) - 1)

@@ -28,7 +28,7 @@ from agents.policy import policy_bytes  # noqa: E402
 from arena.gauntlet import gauntlet_entries, run_gauntlet  # noqa: E402
 from pedro_env import make_config  # noqa: E402
 from pedro_env.actions import NUM_ACTIONS  # noqa: E402
-from pedro_env.encoding import observation_scale, observation_size  # noqa: E402
+from pedro_env.observation_layout import observation_scale, observation_size  # noqa: E402
 from train.cli import _without_nproc  # noqa: E402
 from train.config import make_train_config  # noqa: E402
 from train.distributed import (  # noqa: E402

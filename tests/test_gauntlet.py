@@ -100,7 +100,7 @@ def test_in_memory_policies_play_as_named_sides() -> None:
     torch = pytest.importorskip("torch")
     from agents.networks import ActorCritic, NetworkShape
     from agents.policy import check_layout, policy_agent_from_bytes, policy_bytes
-    from pedro_env.encoding import observation_scale, observation_size
+    from pedro_env.observation_layout import observation_scale, observation_size
 
     torch.manual_seed(0)
     shape = NetworkShape(observation_size(SHORT), observation_size(SHORT), 133, (16,), True)

@@ -16,8 +16,8 @@ import pedro_env
 import pedro_env.gym as pedro_gym
 from pedro_env.actions import PLAY_OFFSET, action_to_str
 from pedro_env.cards import card_to_str
-from pedro_env.encoding import observation_offsets
 from pedro_env.gym import PedroGymEnv, gym_deal_summary, uniform_random_policy
+from pedro_env.observation_layout import observation_offsets
 
 # small targets and deal caps keep random matches short
 EPISODE_CONFIGS = [

@@ -157,7 +157,7 @@ def test_sync_vector_env_batches_a_renege_and_a_thrown_in_deal_ending_together()
             for policy in (lowest_bid_policy, passing_policy)
         ]
     )
-    hand = pedro_env.encoding.observation_offsets(pedro_env.make_config(**config))["hand"]
+    hand = pedro_env.observation_layout.observation_offsets(pedro_env.make_config(**config))["hand"]
     observations, infos = sync.reset(seed=3)
     for _ in range(60):
         masks = infos["action_mask"]
@@ -296,7 +296,7 @@ def test_reset_without_seed_plays_the_next_matches() -> None:
     second, _ = venv.reset()
     assert not np.array_equal(first, second)
     single = PedroGymEnv(opponents=first_legal_policy, **SHORT)
-    hand = pedro_env.encoding.observation_offsets(single.config)["hand"]
+    hand = pedro_env.observation_layout.observation_offsets(single.config)["hand"]
     for game in range(2):
         single.reset(seed=9 + game)
         observation, _ = single.reset()  # the seed's next match deals the same hands

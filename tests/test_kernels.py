@@ -14,13 +14,16 @@ import numpy as np
 import pytest
 from numba import njit
 
-from pedro_env import kernels
 from pedro_env.aec import raw_env
 from pedro_env.cards import RuleTables
 from pedro_env.config import make_config
+from pedro_env.kernels import inputs
+from pedro_env.kernels.inputs import config_params
+from pedro_env.kernels.observations import legal_masks
+from pedro_env.kernels.steps import entry_point
+from pedro_env.kernels.tricks import legal_play_set, legal_plays, trick_winner, trick_winner_of
 from pedro_env.rules import initial_state
 from pedro_env.state import PedroState
-from pedro_env.tricks import legal_plays, trick_winner
 from pedro_env.vector import PedroVectorEnv
 
 from conftest import REPO_ROOT, module_env, ref_legal_plays, ref_trick_winner
@@ -46,8 +49,8 @@ def _user_kernel(hands, trumps, led_cards, tricks, leaders, tab):
     plays = np.empty(hands.shape[0], dtype=np.uint64)
     winners = np.empty(hands.shape[0], dtype=np.int64)
     for i in range(hands.shape[0]):
-        plays[i] = kernels.legal_play_set(hands[i], trumps[i], led_cards[i], tab)
-        winners[i] = kernels.trick_winner_of(tricks[i], leaders[i], trumps[i], tab)
+        plays[i] = legal_play_set(hands[i], trumps[i], led_cards[i], tab)
+        winners[i] = trick_winner_of(tricks[i], leaders[i], trumps[i], tab)
     return plays, winners
 
 
@@ -75,7 +78,7 @@ def test_legal_plays_and_trick_winner_kernels_are_callable_on_their_own(variant:
 
 def test_kernel_field_indices_follow_the_state_fields() -> None:
     names = list(PedroState.__dataclass_fields__)
-    assert [getattr(kernels, "F_" + name.upper()) for name in names] == list(range(len(names)))
+    assert [getattr(inputs, "F_" + name.upper()) for name in names] == list(range(len(names)))
 
 
 def test_state_fields_are_views_of_one_buffer_through_copy_select_and_pickle() -> None:
@@ -103,7 +106,8 @@ def test_an_unwritable_install_compiles_into_the_temp_dir_two_processes_at_once(
     folder would go, which stops root too): the kernels cache in the temp dir, and two cold starts at once agree."""
     install = tmp_path / "site"
     shutil.copytree(REPO_ROOT / "pedro_env", install / "pedro_env", ignore=shutil.ignore_patterns("__pycache__"))
-    (install / "pedro_env" / "__pycache__").write_text("not a folder")
+    for package in (install / "pedro_env", install / "pedro_env" / "kernels"):
+        (package / "__pycache__").write_text("not a folder")
     blocked_cache = tmp_path / "cache-is-a-file"
     blocked_cache.write_text("not a folder")
     temp = tmp_path / "tmp"
@@ -135,14 +139,14 @@ def test_an_unwritable_install_compiles_into_the_temp_dir_two_processes_at_once(
 
 
 def test_an_entry_point_computes_what_its_kernel_does() -> None:
-    """kernels.entry_point: the compiled function called without numba's dispatch gives the kernel's results."""
+    """entry_point: the compiled function called without numba's dispatch gives the kernel's results."""
     config = make_config()
     state = initial_state(config, np.arange(5, dtype=np.uint64))
-    params, tables = kernels.config_params(config), RuleTables.for_variant(config.variant)
+    params, tables = config_params(config), RuleTables.for_variant(config.variant)
     by_kernel, by_entry = np.zeros((5, 133), dtype=bool), np.zeros((5, 133), dtype=bool)
     arguments = (state.buffer, state.element_offsets, 5, params, tables.kernel_table)
-    kernels.legal_masks(*arguments, by_kernel)
-    kernels.entry_point(kernels.legal_masks, *arguments, by_entry)(*arguments, by_entry)
+    legal_masks(*arguments, by_kernel)
+    entry_point(legal_masks, *arguments, by_entry)(*arguments, by_entry)
     assert by_kernel.any() and np.array_equal(by_kernel, by_entry)
 
 
@@ -191,3 +195,51 @@ def test_the_kernels_keep_no_reference_to_their_arrays() -> None:
     for _ in range(100):
         env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
     assert (sys.getrefcount(game.buffer), sys.getrefcount(env.encoder.statics)) == before
+
+
+LEGAL_PLAY_COUNTS = """
+import numpy as np
+import pedro_env
+from pedro_env.config import make_config
+from pedro_env.rules import initial_state, legal_action_mask, step
+
+config = make_config()
+state = initial_state(config, np.arange(8, dtype=np.uint64))
+counts = []
+for _ in range(120):
+    mask = legal_action_mask(state, config)
+    for g in np.flatnonzero(state.phase == 3):
+        hand = int(state.hands[g, state.actor[g]]).bit_count()
+        counts.append((hand, int(mask[g, 81:].sum())))
+    step(state, mask.argmax(axis=1), config)
+print(pedro_env.__file__, sum(legal < hand for hand, legal in counts), len(counts))
+"""
+
+
+def test_a_cached_kernel_recompiles_when_a_callee_in_another_file_changes(tmp_path: Path) -> None:
+    """numba stamps a kernel's cache with its own file's digest; pedro_env.kernels.cache stamps every kernel with
+    every engine source. In a copy of the package, legal_masks (observations.py) is compiled and cached with
+    legal_play_set (tricks.py); then legal_play_set changes to 'every card is legal', and the next process's
+    legal_masks follows the new rule instead of loading the stale copy."""
+    shutil.copytree(REPO_ROOT / "pedro_env", tmp_path / "pedro_env", ignore=shutil.ignore_patterns("__pycache__"))
+    environment = {**module_env(), "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+
+    def constrained_and_all_plays() -> tuple[int, int]:
+        done = subprocess.run(
+            [sys.executable, "-c", LEGAL_PLAY_COUNTS], cwd=tmp_path, env=environment, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        package, constrained, plays = done.stdout.split()
+        assert Path(package).is_relative_to(tmp_path), f"the copy should run, not {package}"
+        return int(constrained), int(plays)
+
+    constrained, plays = constrained_and_all_plays()
+    assert plays > 50 and constrained > 0  # following suit restricts some plays
+    assert any((tmp_path / "cache").rglob("observations.legal_masks*.nbi")), "legal_masks should be cached"
+    tricks = tmp_path / "pedro_env" / "kernels" / "tricks.py"
+    source = tricks.read_text()
+    rule = "def legal_play_set(hand, trump, led_card, tab):\n"
+    assert rule in source
+    tricks.write_text(source.replace(rule, rule + "    return hand  # every card is legal\n"))
+    constrained, plays = constrained_and_all_plays()
+    assert plays > 50 and constrained == 0  # the cached legal_masks did not survive its callee's change

@@ -14,7 +14,8 @@ import pytest
 import pedro_env
 from pedro_env.cards import RuleTables
 from pedro_env.config import make_config
-from pedro_env.encoding import ObservationEncoder, observation_offsets, observation_scale
+from pedro_env.encoding import ObservationEncoder
+from pedro_env.observation_layout import observation_offsets, observation_scale
 from pedro_env.state import PedroState
 
 from conftest import PASS, TOTAL_POINTS, cards_of, random_legal_actions, ref_card_points
@@ -188,10 +189,10 @@ def test_layout_offsets_follow_the_table() -> None:
 
 
 def test_documented_size_matches() -> None:
-    """The encoding docstring states the size for cinch with four players ("cinch, four players: N entries")."""
-    import pedro_env.encoding
+    """The layout's docstring states the size for cinch with four players ("cinch, four players: N entries")."""
+    import pedro_env.observation_layout
 
-    documented = re.search(r"cinch, four players: (\d+) entries", pedro_env.encoding.__doc__ or "")
+    documented = re.search(r"cinch, four players: (\d+) entries", pedro_env.observation_layout.__doc__ or "")
     assert documented is not None
     env = pedro_env.env()
     assert env.observation_space("player_0")["observation"].shape == (int(documented.group(1)),)

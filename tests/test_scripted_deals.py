@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import pedro_env
-from pedro_env.encoding import observation_offsets
+from pedro_env.observation_layout import observation_offsets
 
 from conftest import ALL_CARD_NAMES, build_deck, names_of
 

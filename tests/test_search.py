@@ -24,9 +24,9 @@ from agents.search import (
 )
 from agents.search.tables import L_POINT_CARDS, L_POINTS
 from arena.match import play_matches
-from pedro_env import kernels
 from pedro_env.cards import RuleTables, str_to_card
-from pedro_env.tricks import legal_plays, trick_winner
+from pedro_env.kernels.scoring import team_points
+from pedro_env.kernels.tricks import legal_plays, trick_winner
 from pedro_env.view import decode_observations
 
 PLAY_PHASE, PLAY_OFFSET = 3, 81
@@ -172,7 +172,7 @@ def test_search_point_sums_are_the_engine_deal_points() -> None:
                 for _ in range(200):
                     cards = rng.choice(52, size=int(rng.integers(0, 14)), replace=False)
                     won = sum(1 << int(c) for c in cards)
-                    engine = int(kernels.team_points(np.uint64(won), trump, tables.kernel_table))
+                    engine = int(team_points(np.uint64(won), trump, tables.kernel_table))
                     if low_held and won >> int(tables.low_card[trump]) & 1:
                         engine -= 1
                     assert sum(int(look[L_POINTS + c]) for c in cards) == engine

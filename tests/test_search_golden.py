@@ -25,7 +25,7 @@ from test_search import CONFIGS, play_positions
 import pedro_env
 from agents.search import DealScoring, HandSampler, PimcAgent, TrickSearch, card_list, hidden_cards
 from pedro_env.cards import RuleTables
-from pedro_env.tricks import legal_plays
+from pedro_env.kernels.tricks import legal_plays
 
 RECORDED_DEFAULTS = {"samples": 24, "min_samples": 4, "confidence": 2.0, "max_nodes": 150_000}  # search:pimc's then
 GOLDEN_FILE = Path(__file__).resolve().parent / "golden" / "search_values.json"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pedro_env
-from pedro_env.encoding import observation_offsets
+from pedro_env.observation_layout import observation_offsets
 from pedro_env.state import OVER
 from pedro_env.view import decode_observations
 

@@ -5,10 +5,10 @@
 
 Each table sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers in the page that owns it
 (:data:`PAGES`): the env config keys (:class:`pedro_env.config.PedroConfig`), the actions
-(:data:`pedro_env.actions.ACTION_GROUPS`), the observation pieces and sizes (:data:`pedro_env.encoding.PIECES`),
-the rule agents' options (:class:`agents.rule_based.Personality`) and the training keys
-(:class:`train.config.TrainConfig`). The meanings are the docstrings under each field; the test suite runs
-the check.
+(:data:`pedro_env.actions.ACTION_GROUPS`), the observation pieces and sizes
+(:data:`pedro_env.observation_layout.PIECES`), the rule agents' options (:class:`agents.rule_based.Personality`)
+and the training keys (:class:`train.config.TrainConfig`). The meanings are the docstrings under each field;
+the test suite runs the check.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from agents.rule_based import CAUTIOUS, HEURISTIC, Personality
 from pedro_env.actions import ACTION_GROUPS, action_to_str
 from pedro_env.cli import OneLineErrorParser
 from pedro_env.config import ALLOWED_VALUES, PedroConfig, field_docs, make_config
-from pedro_env.encoding import PIECES, ObservationPiece, observation_offsets, observation_size
+from pedro_env.observation_layout import PIECES, ObservationPiece, observation_offsets, observation_size
 from train.config import config_reference
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

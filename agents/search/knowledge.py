@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pedro_env.cards import RuleTables
+from pedro_env.cards import HAND_AT_PLAY, RuleTables
 from pedro_env.view import PublicView
-
-HAND_AT_PLAY = 6  # cards every player holds when play begins
 
 
 @dataclass

@@ -41,12 +41,11 @@ from agents.search.agent import PimcAgent
 from agents.search.rollout import concatenate, plan_actions, play_out
 from agents.search.worlds import auction_weights, sample_worlds
 from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, NUM_ACTIONS, PASS_ACTION, TRUMP_OFFSET
-from pedro_env.cards import bits_to_cards
+from pedro_env.cards import HAND_AT_PLAY, bits_to_cards
 from pedro_env.config import PedroConfig
 from pedro_env.state import BID, DISCARD, PLAY, TRUMP, PedroState
 from pedro_env.view import PublicView, decode_observations
 
-HAND_AT_PLAY = 6
 PLAN_CACHE_SIZE = 4096
 PLAY_MAX_NODES = 150_000  # the play search's node budget per decision
 

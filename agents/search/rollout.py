@@ -22,8 +22,8 @@ from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION
 from pedro_env.cards import CARD_BIT, RuleTables
 from pedro_env.config import PedroConfig
 from pedro_env.encoding import ObservationEncoder
+from pedro_env.kernels.scoring import deal_points, score_deal
 from pedro_env.rules import legal_action_mask, step
-from pedro_env.scoring import deal_points, score_deal
 from pedro_env.state import DISCARD, OVER, PLAY, PedroState
 
 CARD_BITS = CARD_BIT[None, :]  # (1, 52) uint64
@@ -109,7 +109,8 @@ def concatenate(states: list[PedroState]) -> PedroState:
 def settle_decided_deals(worlds: PedroState, config: PedroConfig, tables: RuleTables) -> None:
     """End, in place, the deals whose points are all decided: in play, between tricks, no point card left in
     any hand (the tricks still to come cannot change the score). Scored with the engine's own
-    :func:`~pedro_env.scoring.deal_points` and :func:`~pedro_env.scoring.score_deal` into ``last_delta``."""
+    :func:`~pedro_env.kernels.scoring.deal_points` and :func:`~pedro_env.kernels.scoring.score_deal` into
+    ``last_delta``."""
     between_tricks = np.flatnonzero((worlds.phase == PLAY) & (worlds.trick_size == 0))
     if between_tricks.size == 0:
         return

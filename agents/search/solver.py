@@ -22,6 +22,7 @@ team's captured points up front. This is exact, not an approximation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -40,17 +41,14 @@ from agents.search.tables import (
     card_list,
     search_tables,
 )
-from pedro_env.cards import RuleTables
-from pedro_env.kernels import (
-    T_BEATS,
-    card_bit,
-    highest_card,
-    legal_play_set,
-    lowest_card,
-    score_deal_into,
-    splitmix64,
-    trick_winner_at,
-)
+from pedro_env.cards import T_BEATS, RuleTables
+from pedro_env.kernels.bits import card_bit, highest_card, lowest_card
+from pedro_env.kernels.cache import register_kernel_sources
+from pedro_env.kernels.dealing import splitmix64
+from pedro_env.kernels.scoring import score_deal_into
+from pedro_env.kernels.tricks import legal_play_set, trick_winner_at
+
+register_kernel_sources(__file__, depends_on=(Path(__file__).with_name("tables.py"),))  # before its first kernel
 
 POINT_BITS = 8  # team points packed into one int, 8 bits per team (a deal has at most 23 points)
 POINT_MASK = (1 << POINT_BITS) - 1
@@ -69,7 +67,7 @@ _HASH = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x
 @dataclass(frozen=True)
 class DealScoring:
     """How a deal's points turn into score changes (docs/rules.md section 7), relative teams (0 = mine): the
-    engine's scoring (:func:`pedro_env.kernels.score_deal_into`)."""
+    engine's scoring (:func:`pedro_env.kernels.scoring.score_deal_into`)."""
 
     num_teams: int
     maker_team: int
@@ -517,8 +515,9 @@ class TrickSearch:
     ``hands[seat]`` int card sets; the current trick is ``trick_cards`` (cards in play order from
     ``leader``). :meth:`root_values` returns the value of each legal card of the seat to act. The search
     is compiled (:func:`_root_values`); it reads the rules from the engine's kernels (legal plays
-    :func:`~pedro_env.kernels.legal_play_set`, the trick winner :func:`~pedro_env.kernels.trick_winner_at`,
-    deal scoring :func:`~pedro_env.kernels.score_deal_into`) and its own lookups from
+    :func:`~pedro_env.kernels.tricks.legal_play_set`, the trick winner
+    :func:`~pedro_env.kernels.tricks.trick_winner_at`, deal scoring
+    :func:`~pedro_env.kernels.scoring.score_deal_into`) and its own lookups from
     :func:`~agents.search.tables.search_tables`.
 
     Objectives (module docstring): ``points`` searches ``depth`` tricks (the current one counts) and

@@ -27,7 +27,8 @@ from agents.search.knowledge import _kept_trump_counts, _unseen
 from pedro_env.actions import PASS_ACTION
 from pedro_env.cards import CARD_BIT, NO_CARDS, RuleTables
 from pedro_env.config import PedroConfig
-from pedro_env.encoding import ObservationEncoder, to_go_cap
+from pedro_env.encoding import ObservationEncoder
+from pedro_env.observation_layout import to_go_cap
 from pedro_env.rules import legal_action_mask
 from pedro_env.state import BID, DISCARD, NOT_BID, PedroState
 from pedro_env.view import PublicView
