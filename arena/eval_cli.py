@@ -172,7 +172,7 @@ def _run_matches_command(args: argparse.Namespace, explicit_workers: bool) -> in
     try:
         if args.baselines or args.search_pairs != DEFAULT_SEARCH_PAIRS or not args.partners:
             raise EvaluationError("--baselines, --search-pairs and --no-partners belong to --gauntlet")
-        config, _ = rule_config(args, PROG)
+        config, _ = rule_config(args)
         if len(args.sides) < 2:
             raise EvaluationError("give at least two sides")
         if len(args.sides) > 2 and not args.round_robin:
@@ -242,7 +242,7 @@ def _run_gauntlet_command(args: argparse.Namespace) -> int:
     try:
         _check_gauntlet_arguments(args)
         check_run_numbers(args.seed, args.workers)
-        config, _ = rule_config(args, PROG)
+        config, _ = rule_config(args)
         subject = args.sides[0]
         if "+" in subject:
             raise EvaluationError(f"--gauntlet measures one agent: {subject!r} is a team (the gauntlet seats partners)")

@@ -27,12 +27,9 @@ from typing import Any
 
 from agents import AgentSpecError
 from arena.match import MatchResult, Side, build_agent, parse_side, side_label
-from arena.plots import plot
 from arena.progress import MatchProgressBar
 from arena.ratings import HeadToHead, Tournament
-from arena.reports import save_replays, to_csv, to_json
 from arena.shards import RunSettings, Shard, run_shards, shard_bounds
-from arena.tables import format_head_to_head, format_table, format_tournament
 from pedro_env.config import ConfigError, PedroConfig, make_config
 
 __all__ = [
@@ -46,16 +43,6 @@ __all__ = [
     "pairs_for",
     "resolve_config",
     "round_robin",
-    # imported from here before the reports moved to their own modules (train/run.py, notebooks, tests)
-    "format_head_to_head",
-    "format_table",
-    "format_tournament",
-    "parse_side",
-    "plot",
-    "save_replays",
-    "side_label",
-    "to_csv",
-    "to_json",
 ]
 
 DEFAULT_MATCHES = 200

@@ -351,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``pedro-play``: 0 after a match (or a quit), 1 when input ends early, 2 for bad arguments, 130 on Ctrl-C."""
     args = build_parser().parse_args(argv)
     try:
-        config, _ = rule_config(args, "pedro-play")
+        config, _ = rule_config(args)
         seats = build_seats(config, args.seat, args.partner, args.opponents)
         if args.seed is not None and not 0 <= args.seed <= 2**62:
             raise ConfigError(f"--seed must be an int from 0 to 2**62, got {args.seed}")

@@ -1,4 +1,4 @@
-"""Checks shared by every command (``python -m pedro_env.bench``, ``.demo``, ``.gym_vector``, and train's CLIs).
+"""Checks shared by every command (``python -m benchmarks.engine``, ``.demo``, ``.gym_vector``, and train's CLIs).
 
 Every mistake in a command's arguments ends in one line on stderr, ``PROG: error: MESSAGE (see --help)``,
 naming the argument and its allowed values, with exit status 2 and before any work starts: the argparse
@@ -147,7 +147,7 @@ def quiet_on_broken_pipe(main: Callable[[Sequence[str] | None], int]) -> Callabl
 
 def add_rule_overrides(parser: argparse.ArgumentParser) -> None:
     """``--set KEY=VALUE ...``: rule and episode keys (docs/rules.md section 9), the spelling pedro-train uses
-    (``env.KEY=VALUE`` is accepted too, so one line works in every command). ``--config`` is its old name."""
+    (``env.KEY=VALUE`` is accepted too, so one line works in every command)."""
     parser.add_argument(
         "--set",
         dest="rule_overrides",
@@ -157,21 +157,10 @@ def add_rule_overrides(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="rule and episode keys (docs/rules.md section 9), e.g. --set target_score=21 variant=sancho",
     )
-    parser.add_argument(
-        "--config", dest="deprecated_config", nargs="+", action="extend", default=[], help=argparse.SUPPRESS
-    )
 
 
-def rule_config(args: argparse.Namespace, prog: str) -> tuple[PedroConfig, dict[str, Any]]:
-    """The games' config from the ``--set`` (and old ``--config``) assignments, and those assignments as typed
-    keyword arguments; ConfigError for a bad one or a bad combination. ``--config`` still works and, once the values
-    are known to be good, says in one line on stderr that ``--set`` replaces it (a mistake stays a one-line error)."""
-    texts = [*args.deprecated_config, *args.rule_overrides]
-    overrides = dict(parse_override(text.removeprefix("env.")) for text in texts)
-    config = make_config(**overrides)
-    if args.deprecated_config:
-        print(
-            f"{prog}: note: --config is now --set (the spelling pedro-train uses); --config still works",
-            file=sys.stderr,
-        )
-    return config, overrides
+def rule_config(args: argparse.Namespace) -> tuple[PedroConfig, dict[str, Any]]:
+    """The games' config from the ``--set`` assignments, and those assignments as typed keyword arguments;
+    ConfigError for a bad one or a bad combination."""
+    overrides = dict(parse_override(text.removeprefix("env.")) for text in args.rule_overrides)
+    return make_config(**overrides), overrides

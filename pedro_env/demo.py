@@ -3,7 +3,7 @@
 The first deal is rendered (``render_mode="ansi"``) after the deal, after trumps are named, after the
 discard and draw, and in the middle of play, and summed up from ``infos["deal"]``. Every deal then
 gets one line (maker, bid, trumps, points per team, made or set, scores), and the match its result.
-Finally ``python -m pedro_env.bench --quick --skip-openspiel`` runs in a subprocess, when that module
+Finally ``python -m benchmarks.engine --quick --skip-openspiel`` runs in a subprocess, when that module
 exists, so a benchmark failure never fails the demo.
 
 The output is a function of ``--seed`` and the config alone (no timings), so two runs print the same.
@@ -157,11 +157,11 @@ def play_match(seed: int, rules: dict[str, Any]) -> int:
 
 
 def run_benchmark() -> int:
-    """Run the quick benchmark in a subprocess if ``pedro_env.bench`` exists; its exit status (0 if absent)."""
-    if importlib.util.find_spec("pedro_env.bench") is None:
-        print("(pedro_env.bench is not installed here; no benchmark)")
+    """Run the quick benchmark in a subprocess if ``benchmarks.engine`` exists; its exit status (0 if absent)."""
+    if importlib.util.find_spec("benchmarks.engine") is None:
+        print("(no benchmarks/ folder here: the benchmarks run from a clone of the repository)")
         return 0
-    command = [sys.executable, "-m", "pedro_env.bench", "--quick", "--skip-openspiel"]
+    command = [sys.executable, "-m", "benchmarks.engine", "--quick", "--skip-openspiel"]
     print("--- benchmark: " + " ".join(["python", *command[1:]]) + " ---", flush=True)
     status = subprocess.run(command, check=False).returncode
     if status != 0:
@@ -187,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_rule_overrides(parser)
     args = parser.parse_args(argv)
     try:
-        _, overrides = rule_config(args, parser.prog)  # checked before the match starts printing
+        _, overrides = rule_config(args)  # checked before the match starts printing
     except ConfigError as error:
         parser.error(f"--set: {error}")
     play_match(args.seed, overrides)

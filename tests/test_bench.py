@@ -1,4 +1,4 @@
-"""Smoke runs of ``python -m pedro_env.bench`` with tiny budgets (the figures themselves are not asserted on), and
+"""Smoke runs of ``python -m benchmarks.engine`` with tiny budgets (the figures themselves are not asserted on), and
 the one-line usage errors of the bench and demo commands."""
 
 from __future__ import annotations
@@ -12,15 +12,17 @@ from typing import Any
 
 import pytest
 
-from pedro_env import bench, demo, startup_bench
-from pedro_env.bench import parse_config_overrides, sample_chance_outcome
+from benchmarks import engine as bench
+from benchmarks import startup as startup_bench
+from benchmarks.engine import parse_config_overrides, sample_chance_outcome
+from pedro_env import demo
 
 from conftest import REPO_ROOT, module_env, run_module
 
 
 def run_bench(arguments: list[str], json_path: Path) -> dict[str, Any]:
     """Run the benchmark command from the repo root and return the JSON it wrote."""
-    completed = run_module("pedro_env.bench", *arguments, "--json", str(json_path), cwd=REPO_ROOT, timeout=60)
+    completed = run_module("benchmarks.engine", *arguments, "--json", str(json_path), cwd=REPO_ROOT, timeout=60)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert "decisions/s" in completed.stdout
     return json.loads(json_path.read_text(encoding="utf-8"))
@@ -74,7 +76,7 @@ def test_chance_outcomes_sampled_by_cumulative_probability() -> None:
 
 
 def test_bad_config_is_a_usage_error() -> None:
-    completed = run_module("pedro_env.bench", "--set", "num_players=5", "--skip-openspiel", cwd=REPO_ROOT, timeout=60)
+    completed = run_module("benchmarks.engine", "--set", "num_players=5", "--skip-openspiel", cwd=REPO_ROOT, timeout=60)
     assert completed.returncode == 2 and completed.stdout == ""
     assert completed.stderr.count("\n") == 1 and "Traceback" not in completed.stderr
     assert "num_players" in completed.stderr and "allowed values are 2, 3, 4" in completed.stderr
@@ -111,7 +113,7 @@ BENCH_MISTAKES = {
 def test_bench_mistakes_end_in_one_line(mistake: str, capsys: pytest.CaptureFixture) -> None:
     arguments, message = BENCH_MISTAKES[mistake]
     err = usage_error(bench.main, ["--skip-openspiel", *arguments], capsys)
-    assert err.startswith("python -m pedro_env.bench: error: ") and message in err
+    assert err.startswith("python -m benchmarks.engine: error: ") and message in err
 
 
 def test_bench_json_path_is_checked_before_the_work(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -154,22 +156,16 @@ def test_demo_mistake_has_no_traceback() -> None:
     )
 
 
-DEPRECATION_NOTE = "note: --config is now --set (the spelling pedro-train uses); --config still works\n"
+def test_the_old_config_spelling_is_gone(capsys: pytest.CaptureFixture) -> None:
+    err = usage_error(demo.main, ["--no-bench", "--config", "max_deals=2"], capsys)
+    assert "unrecognized arguments: --config max_deals=2" in err
 
 
-def test_old_config_spelling_still_works(capsys: pytest.CaptureFixture) -> None:
-    assert demo.main(["--no-bench", "--config", "max_deals=2"]) == 0
-    out, err = capsys.readouterr()
-    assert "max_deals=2" in out
-    assert err == f"python -m pedro_env.demo: {DEPRECATION_NOTE}"
-
-
-def test_old_config_spelling_with_a_mistake_is_one_line_across_the_reexecution() -> None:
+def test_a_mistake_is_one_line_across_the_reexecution() -> None:
     # no thread variables in the environment: the command re-executes itself once; a mistake stays one line
-    # (the note that --set replaces --config is for good values only)
     environment = {key: value for key, value in module_env().items() if key not in bench.THREAD_ENV_VARS}
     completed = subprocess.run(
-        [sys.executable, "-m", "pedro_env.bench", "--config", "num_players=5", "--skip-openspiel"],
+        [sys.executable, "-m", "benchmarks.engine", "--set", "num_players=5", "--skip-openspiel"],
         capture_output=True,
         text=True,
         env=environment,
@@ -178,7 +174,7 @@ def test_old_config_spelling_with_a_mistake_is_one_line_across_the_reexecution()
     )
     assert completed.returncode == 2 and completed.stdout == ""
     (error,) = completed.stderr.splitlines()
-    assert error.startswith("python -m pedro_env.bench: error: --set: ") and "allowed values are 2, 3, 4" in error
+    assert error.startswith("python -m benchmarks.engine: error: --set: ") and "allowed values are 2, 3, 4" in error
 
 
 def test_set_takes_the_train_spelling_too(capsys: pytest.CaptureFixture) -> None:
@@ -204,3 +200,12 @@ def test_startup_benchmark_mistakes_end_in_one_line(capsys: pytest.CaptureFixtur
     assert stopped.value.code == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "--runs: must be an int >= 1, got '0'" in error
+
+
+def test_the_training_benchmark_prints_its_figures() -> None:
+    done = run_module("benchmarks.training", "configs/smoke.yaml", "--updates", "2", cwd=REPO_ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("decisions: 8,192 in 2 updates") for line in lines), done.stdout
+    assert any(line.startswith("end to end: ") and line.endswith(" decisions/s") for line in lines)
+    assert any(line.startswith("  collecting: ") for line in lines) and any("updating:" in line for line in lines)

@@ -15,7 +15,7 @@ from agents.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from arena.eval_cli import main as eval_main  # noqa: E402
 from arena.play import main as play_main  # noqa: E402
 from arena.replay import main as replay_main  # noqa: E402
-from train.bench import main as bench_main  # noqa: E402
+from benchmarks.training import main as bench_main  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import make_train_config  # noqa: E402
 from train.curve import main as curve_main  # noqa: E402
@@ -73,7 +73,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("eval", ["random", "random", "--seed", "99999999999999999999999"], "seed must be an int from 0 to 2**62"),
     ("eval", ["random", "random", "--workers", "-1"], "workers must be >= 1"),
     ("eval", ["random", "random", "--pairs", "abc"], "invalid int value"),
-    ("eval", ["random", "random", "--config", "target_score=0"], "target_score"),
+    ("eval", ["random", "random", "--set", "target_score=0"], "target_score"),
     ("eval", ["random", "search:pimc,samples=-1"], "samples"),
     ("eval", ["random", "--gauntlet", "--out", "{file}/x"], "is a file, not a directory"),
     ("eval", ["ckpt:{tmp}/missing.pt", "random"], "checkpoint not found"),
@@ -82,7 +82,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("play", ["--seat", "9"], "seat"),
     ("play", ["--opponents", "nope"], "unknown agent spec"),
     ("play", ["--seed", "-5"], "--seed must be an int from 0 to 2**62"),
-    ("play", ["--config", "target_score=abc"], "target_score"),
+    ("play", ["--set", "target_score=abc"], "target_score"),
     ("replay", ["{tmp}/missing.json"], "not found"),
     ("replay", ["{tmp}"], "directory"),
     ("replay", ["{file}"], "JSON"),

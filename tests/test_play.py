@@ -209,12 +209,13 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str
         "train.cli",
         "arena.play",
         "arena.replay",
-        "arena.play_bench",
-        "train.bench",
+        "benchmarks.play",
+        "benchmarks.training",
         "train.curve",
         "tools.doc_tables",
-        "pedro_env.bench",
-        "pedro_env.startup_bench",
+        "tools.fit_capture_models",
+        "benchmarks.engine",
+        "benchmarks.startup",
         "pedro_env.demo",
         "table.cli",
         "benchmarks.table_load",
@@ -229,14 +230,14 @@ def test_every_cli_has_help(module: str) -> None:
 
 
 def test_the_play_bench_times_pedro_plays_own_loop_and_names_a_bad_spec() -> None:
-    done = run_module("arena.play_bench", "--matches", "1", "--seed", "5")
+    done = run_module("benchmarks.play", "--matches", "1", "--seed", "5")
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(
         r"1 matches, [1-9]\d* moves of the person: \d+\.\d{3} ms of CPU per move \(partner rule:heuristic, "
         r"opponents rule:heuristic\)\n",
         done.stdout,
     ), done.stdout
-    bad = run_module("arena.play_bench", "--opponents", "rule:nobody")
+    bad = run_module("benchmarks.play", "--opponents", "rule:nobody")
     assert bad.returncode == 2 and bad.stdout == ""
     assert len(bad.stderr.splitlines()) == 1 and "unknown agent spec 'rule:nobody'" in bad.stderr, bad.stderr
 

@@ -312,3 +312,27 @@ def test_personality_options_take_none_where_a_field_may_be_none() -> None:
     agent = make_agent("rule:heuristic,preempt_shade=none,caution=2,partner_overcall_margin=inf")
     assert agent.personality.preempt_shade is None and agent.personality.caution == 2.0
     assert agent.personality.partner_overcall_margin == float("inf")
+
+
+def test_the_capture_model_fitting_script_fits_the_shipped_model_on_a_small_sample() -> None:
+    """tools/fit_capture_models.py on 200 steps of 128 games: the printed table has the shape of CAPTURE_MODELS and
+    the signs of the shipped model where they matter (the trumps held above a card raise both chances, Low lowers
+    the chance of a held one)."""
+    import ast
+
+    from agents.rule_based import CAPTURE_FEATURES, CAPTURE_MODELS
+
+    from conftest import run_module
+
+    done = run_module("tools.fit_capture_models", "--tables", "4:maker_sorted", "--steps", "200", "--games", "128")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"CAPTURE_FEATURES = {CAPTURE_FEATURES}"
+    assert lines[2].startswith("    (4, 'maker_sorted'): CaptureModel(  # ") and lines[2].endswith(" point trumps")
+    held, unheld = (ast.literal_eval(line.strip().rstrip(",")) for line in lines[3:5])
+    shipped = CAPTURE_MODELS[(4, "maker_sorted")]
+    assert len(held) == len(unheld) == len(shipped.held) == len(CAPTURE_FEATURES)
+    above_held, is_low = CAPTURE_FEATURES.index("above_held"), CAPTURE_FEATURES.index("is_low")
+    assert held[above_held] > 0 and unheld[above_held] > 0 and held[is_low] < 0
+    bad = run_module("tools.fit_capture_models", "--tables", "5:top")
+    assert bad.returncode == 2 and "a table is PLAYERS:REFILL, one of 4:maker_sorted" in bad.stderr

@@ -701,7 +701,7 @@ def test_smoke_config_runs_end_to_end_from_the_cli(tmp_path: Path) -> None:
         "random",
         "--pairs",
         "2",
-        "--config",
+        "--set",
         "target_score=21",
         "--out",
         str(tmp_path / "ev"),

@@ -43,7 +43,7 @@ from agents.policy import PolicyAgent, check_layout, observation_layout, policy_
 from arena.gauntlet import GauntletResult, entry_rate, gauntlet_entries, run_gauntlet
 from pedro_env.actions import NUM_ACTIONS, TRUMP_OFFSET
 from pedro_env.config import PedroConfig
-from pedro_env.encoding import full_state_size, observation_scale, observation_size
+from pedro_env.observation_layout import full_state_size, observation_scale, observation_size
 from pedro_env.vector import PedroVectorEnv, VectorStep
 from train.config import TrainConfig
 from train.distributed import (

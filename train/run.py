@@ -279,8 +279,8 @@ def write_config(config: TrainConfig, run_dir: Path) -> Path:
 def write_eval_table(result: GauntletResult, run_dir: Path, decisions: int) -> str:
     """eval.txt (the gauntlet table, worst case first, then every entry's full table) and eval.json (the
     summaries) in the run directory; returns the gauntlet table."""
-    from arena.evaluate import format_head_to_head
     from arena.gauntlet import format_gauntlet
+    from arena.tables import format_head_to_head
 
     table = format_gauntlet(result)
     details = "\n\n".join(format_head_to_head(head, timing=False) for _, head in result.ordered())

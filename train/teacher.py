@@ -16,7 +16,7 @@ import numpy as np
 from agents import make_agent
 from pedro_env.actions import DISCARD_OFFSET, NUM_ACTIONS, PLAY_OFFSET, TRUMP_OFFSET
 from pedro_env.config import PedroConfig
-from pedro_env.encoding import observation_offsets
+from pedro_env.observation_layout import observation_offsets
 from train.config import PHASE_NAMES, TrainConfig
 
 

@@ -1,6 +1,6 @@
 """Throughput benchmark: decisions per second of the AEC env and the batched env, memory, and OpenSpiel.
 
-Run ``python -m pedro_env.bench --help`` for the options. What is measured, in order:
+Run ``python -m benchmarks.engine --help`` for the options. What is measured, in order:
 
 =================  ===============================================================================================
 AEC env            One game, ``pedro_env.env()``, driven through the standard PettingZoo loop (``agent_iter``,
@@ -28,7 +28,7 @@ OpenSpiel          When ``pyspiel`` imports (extra ``bench``): "euchre" and "spa
 One core by default (``--threads 1``): the process is pinned to the first CPU it may use
 (``os.sched_setaffinity``) and ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` are
 set to 1. Those variables only take effect if set before numpy loads its BLAS, and
-``python -m pedro_env.bench`` imports the ``pedro_env`` package (hence numpy) before this module runs,
+``python -m benchmarks.engine`` imports the ``pedro_env`` package (hence numpy) before this module runs,
 so when they are not already set the command re-executes itself once with them in the environment.
 The report says which happened. ``--threads 0`` leaves affinity and thread variables alone.
 
@@ -81,11 +81,11 @@ TRACEMALLOC_STEPS = 8
 
 EXAMPLES = """\
 examples:
-  python -m pedro_env.bench                              # full run, ~3 s per measurement, one core
-  python -m pedro_env.bench --quick --skip-openspiel     # ~0.5 s per measurement, no OpenSpiel
-  python -m pedro_env.bench --batch-sizes 1 64 1024 16384 --seconds 5
-  python -m pedro_env.bench --set num_players=2 six_card=true variant=sancho --json bench.json
-  python -m pedro_env.bench --threads 0                  # no pinning, library thread defaults
+  python -m benchmarks.engine                              # full run, ~3 s per measurement, one core
+  python -m benchmarks.engine --quick --skip-openspiel     # ~0.5 s per measurement, no OpenSpiel
+  python -m benchmarks.engine --batch-sizes 1 64 1024 16384 --seconds 5
+  python -m benchmarks.engine --set num_players=2 six_card=true variant=sancho --json bench.json
+  python -m benchmarks.engine --threads 0                  # no pinning, library thread defaults
 """
 
 
@@ -152,13 +152,13 @@ def thread_vars_already_set(threads: int) -> bool:
 
 
 def reexec_with_thread_vars(threads: int) -> None:
-    """Replace this process by ``python -m pedro_env.bench`` with the thread variables set (never returns)."""
+    """Replace this process by ``python -m benchmarks.engine`` with the thread variables set (never returns)."""
     environment = dict(os.environ)
     environment.update({name: str(threads) for name in THREAD_ENV_VARS})
     environment[REEXEC_MARKER] = "1"
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "pedro_env.bench", *sys.argv[1:]], environment)
+    os.execve(sys.executable, [sys.executable, "-m", "benchmarks.engine", *sys.argv[1:]], environment)
 
 
 def limit_threads(threads: int) -> dict[str, Any]:
@@ -532,7 +532,7 @@ def json_report(report: dict[str, Any]) -> dict[str, Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrorParser(
-        prog="python -m pedro_env.bench",
+        prog="python -m benchmarks.engine",
         description="Decisions per second of the Pedro AEC env and batched env (one core by default), memory, "
         "and a comparison with OpenSpiel's euchre and spades when pyspiel is installed.",
         epilog=EXAMPLES,
@@ -581,7 +581,7 @@ class BenchSettings:
     args: argparse.Namespace  # as parsed (batch_sizes, threads, seed, skip_openspiel, json, ...)
     prog: str  # the command's name, for one-line errors
     config: PedroConfig  # the rules measured
-    overrides: dict[str, Any]  # the --set (and --config) keys as given, reported in "options"
+    overrides: dict[str, Any]  # the --set keys as given, reported in "options"
     seconds: float  # timed seconds per measurement
     warmup_seconds: float  # untimed seconds before each measurement
 
@@ -593,10 +593,10 @@ def checked_settings(argv: list[str] | None, allow_reexec: bool) -> BenchSetting
     args = parser.parse_args(argv)
     needs_thread_vars = args.threads > 0 and not thread_vars_already_set(args.threads)
     if allow_reexec and needs_thread_vars and not os.environ.get(REEXEC_MARKER):
-        # before the checks below, so the re-executed process alone reports (the --config note once)
+        # before the checks below, so the re-executed process alone reports (its messages once)
         reexec_with_thread_vars(args.threads)
     try:
-        config, overrides = rule_config(args, parser.prog)
+        config, overrides = rule_config(args)
     except ConfigError as error:
         parser.error(f"--set: {error}")
     try:
@@ -677,7 +677,7 @@ def write_figures(path: str, figures: dict[str, Any], prog: str) -> None:
 def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str, Any]:
     """Run the benchmark, print the tables and return the JSON figures.
 
-    ``allow_reexec`` (only when run as ``python -m pedro_env.bench``) lets the command restart itself once
+    ``allow_reexec`` (only when run as ``python -m benchmarks.engine``) lets the command restart itself once
     so the thread variables are in place before numpy loads.
     """
     settings = checked_settings(argv, allow_reexec)

@@ -1,7 +1,7 @@
 """Start-up benchmark: how long a new process takes to its first steps, with an empty kernel cache and from it.
 
-    python -m pedro_env.startup_bench              # one cold start, then one from its cache
-    python -m pedro_env.startup_bench --runs 3     # three of each, each cold one with a new empty cache
+    python -m benchmarks.startup              # one cold start, then one from its cache
+    python -m benchmarks.startup --runs 3     # three of each, each cold one with a new empty cache
 
 Each start is a new Python process (``python -c FIRST_STEPS``) that imports
 ``pedro_env``, resets ``pedro_env.env()`` and takes one step, then resets a ``PedroVectorEnv`` of 4 games and
@@ -65,7 +65,7 @@ def timed_start(cache_dir: str | None) -> tuple[float, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineErrorParser(prog="python -m pedro_env.startup_bench", description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(prog="python -m benchmarks.startup", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int_at_least(1), default=1, help="cold starts, each followed by a warm one")
     args = parser.parse_args(argv)
     print("import pedro_env, one AEC step, one PedroVectorEnv step (seconds: to the steps / whole process)")

@@ -1,7 +1,7 @@
 """CPU time of a ``pedro-play`` move: what runs between two of the person's moves.
 
-    python -m arena.play_bench                         # 30 matches, rule:heuristic at the other three seats
-    python -m arena.play_bench --matches 100 --partner pretrained --opponents pretrained
+    python -m benchmarks.play                         # 30 matches, rule:heuristic at the other three seats
+    python -m benchmarks.play --matches 100 --partner pretrained --opponents pretrained
 
 The person at seat 0 plays a uniformly random legal move the instant it is asked for; everything else is
 ``pedro-play``'s own loop (:func:`arena.play.play_interactive_match`): the agents' moves, the table from
@@ -50,7 +50,7 @@ def cpu_per_move(matches: int, partner: str, opponents: str, seed: int) -> tuple
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineErrorParser(prog="python -m arena.play_bench", description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(prog="python -m benchmarks.play", description=__doc__.split("\n\n")[0])
     parser.add_argument("--matches", type=int_at_least(1), default=30, help="timed matches (default 30)")
     parser.add_argument("--partner", default="rule:heuristic", help="agent spec of the person's partner")
     parser.add_argument("--opponents", default="rule:heuristic", help="agent spec of both opponents")

@@ -1,7 +1,7 @@
 """End-to-end training throughput: decisions per second of rollout + update with a config's network.
 
-    python -m train.bench configs/ppo_selfplay.yaml --updates 10 [--set num_envs=1024 ...]
-    python -m train.bench configs/ppo_selfplay.yaml --ranks 1 2     # scaling: 1 rank, then 2, one run
+    python -m benchmarks.training configs/ppo_selfplay.yaml --updates 10 [--set num_envs=1024 ...]
+    python -m benchmarks.training configs/ppo_selfplay.yaml --ranks 1 2     # scaling: 1 rank, then 2, one run
 
 Runs the trainer's own loop (opponent games, league and all; no evaluation, no checkpoints) and
 prints decisions/s overall and the split between collecting rollouts and updating the network,
@@ -28,11 +28,11 @@ from train import distributed
 from train.config import TrainConfigError, load_train_config
 from train.ppo import Trainer, ppo_update
 
-RESULT_PREFIX = "train.bench result: "  # the line a rank-0 run prints for --ranks to read
+RESULT_PREFIX = "benchmarks.training result: "  # the line a rank-0 run prints for --ranks to read
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineErrorParser(prog="python -m train.bench", description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(prog="python -m benchmarks.training", description=__doc__.split("\n\n")[0])
     parser.add_argument("config", help="YAML config (e.g. configs/ppo_selfplay.yaml)")
     parser.add_argument("--updates", type=int, default=10, help="timed updates after one warm-up update")
     parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="config overrides")
@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         exchange = distributed.join(ranks)
         trainer = Trainer(config, ranks=ranks, exchange=exchange)
     except (TrainConfigError, ValueError) as error:
-        print(f"python -m train.bench: error: {error}", file=sys.stderr)
+        print(f"python -m benchmarks.training: error: {error}", file=sys.stderr)
         return 2
     trainer.train_step()  # warm-up: allocations, the first league snapshot
 
@@ -122,7 +122,11 @@ def _compare_ranks(args) -> int:
     figures: list[tuple[str, int, float]] = []
     for nproc in args.ranks:
         outputs = _run_benches(
-            [distributed.launch_command(nproc, "train.bench", [args.config, "--updates", str(args.updates), *settings])]
+            [
+                distributed.launch_command(
+                    nproc, "benchmarks.training", [args.config, "--updates", str(args.updates), *settings]
+                )
+            ]
         )
         if outputs is None:
             return 1
@@ -133,7 +137,7 @@ def _compare_ranks(args) -> int:
             commands = [
                 distributed.launch_command(
                     1,
-                    "train.bench",
+                    "benchmarks.training",
                     [args.config, "--updates", str(args.updates), "--set", *args.set, f"seed={100 + copy}"],
                 )
                 for copy in range(nproc)
@@ -161,7 +165,7 @@ def _run_benches(commands: list[list[str]]) -> list[tuple[list[str], float]] | N
         out, err = process.communicate()
         if process.returncode != 0:
             last = (err.strip().splitlines() or ["(no output)"])[-1]
-            print(f"python -m train.bench: error: a benchmark run failed: {last}", file=sys.stderr)
+            print(f"python -m benchmarks.training: error: a benchmark run failed: {last}", file=sys.stderr)
             return None
         lines = out.splitlines()
         rate = next(
