@@ -14,6 +14,8 @@ error naming the first piece that differs.
 from __future__ import annotations
 
 import io
+from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,7 +50,6 @@ class PolicyAgent(Agent):
             return torch.argmax(logits, dim=-1).numpy().astype(np.int64)
         gumbel = -np.log(-np.log(rng.random(logits.shape, dtype=np.float32).clip(1e-20, 1.0 - 1e-7)))
         return np.argmax(logits.numpy() + gumbel, axis=1).astype(np.int64)
-
 
     @torch.no_grad()
     def thoughts(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -177,3 +178,27 @@ def trained_rules_note(payload: dict[str, Any], config: PedroConfig) -> str:
 
 
 EPISODE_KEYS = ("reward", "episode", "max_deals")  # how games are cut and rewarded, not how they are played
+
+
+def load_initial_weights(path: str | Path, source: str, shape: NetworkShape, rules: PedroConfig) -> dict[str, Any]:
+    """The weights of the checkpoint or run directory at ``path`` (``source``: what ``init_from`` called it), checked
+    against the network and observation layout of this run; raises CheckpointError saying what does not fit."""
+    from agents.checkpoint import CheckpointError, load_checkpoint
+
+    payload = load_checkpoint(path)
+    try:
+        check_layout(payload.get("observation_layout"), rules, f"init_from {source}")
+    except ValueError as error:
+        raise CheckpointError(str(error)) from None
+    try:
+        saved = NetworkShape.from_dict(payload["network"])
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"init_from {source} holds a network that cannot be rebuilt: {error}") from None
+    if saved != shape:
+        differences = ", ".join(
+            f"{item.name} {getattr(saved, item.name)!r} (this config: {getattr(shape, item.name)!r})"
+            for item in fields(NetworkShape)
+            if getattr(saved, item.name) != getattr(shape, item.name)
+        )
+        raise CheckpointError(f"init_from {source} holds another network: {differences}")
+    return payload["model"]

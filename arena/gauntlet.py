@@ -340,3 +340,14 @@ def format_gauntlet(result: GauntletResult) -> str:
         matches = sum(head.matches for head in result.heads)
         lines.append(f"  {matches} matches in {result.elapsed_s:.1f} s, {result.workers} worker(s)")
     return "\n".join(lines)
+
+
+def gauntlet_headline(result: GauntletResult) -> str:
+    """The worst cases of an evaluation in a few words: ``worst 62% vs rule:cautious, partner 48% with ...``."""
+    parts = []
+    for title, role in (("worst", "opponent"), ("partner", "partner")):
+        found = result.worst(role)
+        if found is not None:
+            entry, head = found
+            parts.append(f"{title} {100 * entry_rate(head):.0f}% {entry.label}")
+    return ", ".join(parts)

@@ -26,7 +26,8 @@ import torch
 from pedro_env.cli import OneLineErrorParser
 from train import distributed
 from train.config import TrainConfigError, load_train_config
-from train.ppo import Trainer, ppo_update
+from train.ppo import ppo_update
+from train.trainer import Trainer
 
 RESULT_PREFIX = "benchmarks.training result: "  # the line a rank-0 run prints for --ranks to read
 

@@ -73,7 +73,8 @@ def create_app(
 ) -> FastAPI:
     """The app: ``models_dir`` adds its checkpoints to the agents; at most ``max_sessions`` matches and as many
     replays, each dropped after ``idle_seconds`` unused; uploads up to ``max_upload_bytes`` holding at most
-    ``max_record_actions`` actions."""
+    ``max_record_actions`` actions. Long because it is the route table: every route is a short closure over this
+    app's stores and limits, read here in the order docs/table.md lists them."""
     app = FastAPI(title="pedro-table", docs_url=None, redoc_url=None, openapi_url=None)
     roster = Roster(models_dir)
     analyst = Analyst(roster)

@@ -33,7 +33,7 @@ def is_over(env: raw_env) -> bool:
 def table_view(env: raw_env, viewer: int | None, deals: list[dict[str, Any]], over: bool = False) -> dict[str, Any]:
     """The table of ``env``'s game as seat ``viewer`` sees it (None: every hand open), ``deals`` the summaries
     of the deals played so far (:func:`deal_summary`); ``over`` ends a match the engine has not ended (a
-    resignation). Keys as docs/table.md's ``View``."""
+    resignation). Keys as docs/table.md's ``View``, one expression each (hence the length)."""
     game, config = env.game, env.config
     assert game is not None
     tables = RuleTables.for_variant(config.variant)

@@ -19,7 +19,7 @@ from benchmarks.training import main as bench_main  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import make_train_config  # noqa: E402
 from train.curve import main as curve_main  # noqa: E402
-from train.ppo import Trainer  # noqa: E402
+from train.trainer import Trainer  # noqa: E402
 
 from conftest import REPO_ROOT  # noqa: E402
 

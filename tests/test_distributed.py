@@ -40,7 +40,8 @@ from train.distributed import (  # noqa: E402
     rank_device,
     ranks_from_environment,
 )
-from train.ppo import Rollout, Trainer, ppo_update  # noqa: E402
+from train.ppo import Rollout, ppo_update  # noqa: E402
+from train.trainer import Trainer  # noqa: E402
 
 from conftest import REPO_ROOT, module_env, run_module  # noqa: E402
 

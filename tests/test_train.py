@@ -25,8 +25,9 @@ from pedro_env.vector import PedroVectorEnv  # noqa: E402
 from pedro_env.view import decode_observations  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import TrainConfigError, load_train_config, make_train_config  # noqa: E402
-from train.ppo import Rollout, SeatCredit, Trainer, seat_advantages  # noqa: E402
+from train.ppo import Rollout, SeatCredit, seat_advantages  # noqa: E402
 from train.run import run_training  # noqa: E402
+from train.trainer import Trainer  # noqa: E402
 
 from conftest import REPO_ROOT, run_module, start_module  # noqa: E402
 
@@ -629,7 +630,7 @@ def test_the_gauntlet_meets_earlier_snapshots_only() -> None:
 
 
 def test_device_auto_falls_back_to_cpu_and_cuda_without_cuda_is_an_error() -> None:
-    from train.ppo import resolve_device
+    from train.trainer import resolve_device
 
     if torch.cuda.is_available():
         assert resolve_device("auto").type == "cuda"

@@ -265,7 +265,7 @@ def _main_ranks(args: argparse.Namespace, ranks: Ranks) -> int:
 
 def check_job(config: TrainConfig, payload: dict[str, Any] | None, ranks: Ranks) -> None:
     """Raise TrainConfigError where the job cannot run as this config and checkpoint ask."""
-    from train.ppo import checkpoint_world_size_error
+    from train.distributed import checkpoint_world_size_error
 
     if payload is not None and int(payload.get("world_size", 1)) != ranks.world_size:
         raise TrainConfigError(checkpoint_world_size_error(int(payload.get("world_size", 1)), ranks.world_size))

@@ -278,3 +278,16 @@ def launch_command(nproc: int, module: str, arguments: Sequence[str]) -> list[st
         module,
         *arguments,
     ]
+
+
+def checkpoint_world_size_error(saved: int, now: int) -> str:
+    """Why a checkpoint of ``saved`` ranks cannot continue with ``now`` ranks (what to run instead)."""
+    launch = (
+        "pedro-train --resume RUN_DIR"
+        if saved == 1
+        else f"pedro-train --resume RUN_DIR --nproc {saved} (or torchrun --nproc_per_node {saved} -m train.cli ...)"
+    )
+    return (
+        f"the checkpoint was written by {saved} rank{'s' if saved != 1 else ''} and this run has {now}: a run "
+        f"continues exactly only with the ranks that wrote it (each holds its own games); resume it with {launch}"
+    )

@@ -4,7 +4,7 @@ TensorBoard tags (step = decisions): ``charts/SPS``, ``charts/learning_rate``, `
 ``losses/value_loss``, ``losses/entropy``, ``losses/approx_kl``, ``losses/clipfrac``,
 ``losses/explained_variance`` (CleanRL's), ``game/avg_bid``, ``game/bid_made_rate``,
 ``game/points_per_deal``, ``game/match_win_rate`` and per group of games ``game/<group>/...``
-(see :class:`train.ppo.GameStats`), ``opponents/<member>/weight`` (the chance a new opponent game
+(see :class:`train.stats.GameStats`), ``opponents/<member>/weight`` (the chance a new opponent game
 meets it), and the gauntlet (:mod:`arena.gauntlet`): ``eval/worst/win_rate`` (the worst baseline
 opponent) and ``eval/worst_partner/win_rate``, then per entry ``eval/vs_<spec>/...`` and
 ``eval/with_<spec>/...``: ``win_rate`` with ``win_rate_low`` / ``win_rate_high`` (its 95% Wilson
@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import signal
 import sys
 import time
 from pathlib import Path
@@ -26,8 +27,9 @@ from agents.checkpoint import CheckpointError, latest_checkpoint, save_checkpoin
 from arena.gauntlet import GauntletResult, is_search
 from train.config import TrainConfig
 from train.distributed import SINGLE, Exchange, Ranks
-from train.ppo import StopRequest, Trainer, tag_of
 from train.rundir import RunLock, check_new_run_dir
+from train.stats import tag_of
+from train.trainer import Trainer
 
 EVAL_REPORT_EVERY_S = 30.0  # without a progress bar, an evaluation reports its progress this often
 
@@ -84,6 +86,8 @@ class _NoWriter:
 
 
 def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_updates: int | None) -> None:
+    """The run loop: update, log, evaluate and checkpoint on schedule until the decisions are done or a stop is
+    asked for. One function (about 60 lines) so that the order of these events reads in one place."""
     config, ranks = trainer.config, trainer.ranks
     writer: Any = _NoWriter()
     if ranks.main:
@@ -288,3 +292,38 @@ def write_eval_table(result: GauntletResult, run_dir: Path, decisions: int) -> s
     document = {"decisions": decisions, "written": time.strftime("%Y-%m-%dT%H:%M:%S"), **result.to_dict()}
     (run_dir / "eval.json").write_text(json.dumps(document, indent=2))
     return table
+
+
+class StopRequest:
+    """Ctrl-C handling: the first SIGINT asks the run to stop at the next update boundary (and checkpoint);
+    a second one interrupts at once.
+
+    With ``distributed``, SIGTERM asks the same (torchrun passes a Ctrl-C on to its ranks as SIGINT or
+    SIGTERM, and again to a rank that has not ended) and later signals change nothing: the ranks agree
+    on the boundary where they stop (:meth:`train.distributed.Exchange.any`) and checkpoint together.
+    """
+
+    def __init__(self, distributed: bool = False) -> None:
+        self.requested = False
+        self.distributed = distributed
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopRequest:
+        signals = (signal.SIGINT, signal.SIGTERM) if self.distributed else (signal.SIGINT,)
+        for number in signals:
+            try:
+                self._previous[number] = signal.signal(number, self._handle)
+            except ValueError:  # not the main thread: no handler, Ctrl-C behaves as usual
+                pass
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.requested = True
+        if not self.distributed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def __exit__(self, *exc: object) -> None:
+        for number, previous in self._previous.items():
+            if previous is not None:
+                signal.signal(number, previous)
+        self._previous = {}
