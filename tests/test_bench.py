@@ -209,3 +209,16 @@ def test_the_training_benchmark_prints_its_figures() -> None:
     assert any(line.startswith("decisions: 8,192 in 2 updates") for line in lines), done.stdout
     assert any(line.startswith("end to end: ") and line.endswith(" decisions/s") for line in lines)
     assert any(line.startswith("  collecting: ") for line in lines) and any("updating:" in line for line in lines)
+
+
+def test_the_rule_agents_benchmark_prints_each_agent_beside_the_engine() -> None:
+    done = run_module(
+        "benchmarks.rule_agents", "--batch-sizes", "8", "--steps", "3", "--seconds", "0.05", cwd=REPO_ROOT, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("PedroVectorEnv.step") and lines[1].split()[1] == "8"
+    for line, spec in zip(lines[2:], ("rule:heuristic", "rule:cautious")):
+        assert line.startswith(f"{spec} act") and line.endswith("x")
+    bad = run_module("benchmarks.rule_agents", "--specs", "rule:nobody", cwd=REPO_ROOT)
+    assert bad.returncode == 2 and "unknown agent spec 'rule:nobody'" in bad.stderr

@@ -210,6 +210,7 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, module: str
         "arena.play",
         "arena.replay",
         "benchmarks.play",
+        "benchmarks.rule_agents",
         "benchmarks.training",
         "train.curve",
         "tools.doc_tables",
