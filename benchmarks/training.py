@@ -58,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     trainer.train_step()  # warm-up: allocations, the first league snapshot
 
     load_before = _load_average()
+    rows_forward: list[int] = []  # rows of every forward pass of the updates (collection calls no forward)
+    hook = trainer.network.register_forward_hook(lambda module, inputs, output: rows_forward.append(len(inputs[0])))
     collect_s = update_s = 0.0
     decisions = 0
     exchange.barrier()
@@ -85,9 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         decisions += trainer.decisions - before
     exchange.barrier()
     wall = time.perf_counter() - started
+    hook.remove()
     distributed.leave()
     if not ranks.main:
         return 0
+    update_flops = 3 * forward_flops_per_row(trainer.network) * sum(rows_forward)  # backward: about 2x the forward
     total = collect_s + update_s
     learner_share = float(np.mean(trainer.rollout.learner))
     threads = torch.get_num_threads()
@@ -108,8 +112,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"end to end: {decisions / wall:,.0f} decisions/s")
     print(f"  collecting: {decisions / collect_s:,.0f} decisions/s ({100 * collect_s / total:.0f}% of the time)")
     print(f"  updating:   {decisions / update_s:,.0f} decisions/s ({100 * update_s / total:.0f}% of the time)")
+    matmul = "x".join(str(size) for size in MATMUL_SHAPE)
+    print(
+        f"  the update's arithmetic: {update_flops / update_s / 1e9:.1f} GFLOP/s ({update_flops / 1e9:.1f} GFLOP: "
+        f"forward and backward of {sum(rows_forward):,} rows); a {matmul} matmul in this run: "
+        f"{matmul_gflops():.1f} GFLOP/s"
+    )
     print(RESULT_PREFIX + json.dumps({"ranks": ranks.world_size, "decisions_per_s": decisions / wall}))
     return 0
+
+
+MATMUL_SHAPE = (4096, 256, 256)  # the size of the default network's widest layer product at a minibatch's scale
+
+
+def forward_flops_per_row(network: torch.nn.Module) -> int:
+    """Multiply-adds (2 FLOP each) of one row through every linear layer of ``network``."""
+    return sum(
+        2 * layer.in_features * layer.out_features for layer in network.modules() if isinstance(layer, torch.nn.Linear)
+    )
+
+
+def matmul_gflops(seconds: float = 1.0) -> float:
+    """This machine's pace at a (4096, 256) x (256, 256) float32 matmul with torch's threads, for comparison."""
+    rows, inner, columns = MATMUL_SHAPE
+    a, b = torch.randn(rows, inner), torch.randn(inner, columns)
+    torch.matmul(a, b)
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        torch.matmul(a, b)
+        count += 1
+    return 2 * rows * inner * columns * count / (time.perf_counter() - start) / 1e9
 
 
 def _compare_ranks(args) -> int:

@@ -209,6 +209,7 @@ def test_the_training_benchmark_prints_its_figures() -> None:
     assert any(line.startswith("decisions: 8,192 in 2 updates") for line in lines), done.stdout
     assert any(line.startswith("end to end: ") and line.endswith(" decisions/s") for line in lines)
     assert any(line.startswith("  collecting: ") for line in lines) and any("updating:" in line for line in lines)
+    assert any(line.startswith("  the update's arithmetic: ") and "matmul in this run: " in line for line in lines)
 
 
 def test_the_rule_agents_benchmark_prints_each_agent_beside_the_engine() -> None:
