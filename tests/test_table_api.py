@@ -399,3 +399,20 @@ def test_the_load_test_plays_whole_matches_and_prints_its_figures() -> None:
     assert ", 0 failed requests" in first
     assert any(line.startswith("  against pretrained:") and "p95" in line for line in rest)
     assert any(line.startswith("  rule agents and pretrained together, on the server: p50") for line in rest)
+
+
+def test_a_pedro_play_record_opens_in_the_viewer(client: TestClient) -> None:
+    from test_play import first_legal_move
+
+    from arena.play import build_seats, play_interactive_match
+    from pedro_env.config import make_config
+
+    config = make_config(target_score=5)
+    transcript: list[str] = []
+    seats = build_seats(config, 0, "pretrained", "rule:heuristic")
+    record = play_interactive_match(seats, config, 4, lambda prompt: first_legal_move(transcript), transcript.append)
+    replay = client.post("/api/replays", json=record.to_dict())
+    assert replay.status_code == 201, replay.text
+    opened = replay.json()
+    assert [d["action"] for d in opened["decisions"]] == record.actions and opened["source"] == "pedro-play"
+    assert any(d["thoughts"] for d in opened["decisions"])  # the partner's thoughts, recorded by pedro-play
