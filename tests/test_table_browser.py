@@ -218,3 +218,25 @@ def test_play_a_match_then_watch_and_analyse_it(page: Page, tmp_path: Path) -> N
         entry.click()
         decision = int(entry.get_attribute("data-decision"))
         assert f"decision {decision + 1} of {decisions}" in frame_label(page)
+
+
+def test_the_two_halves_of_a_duplicate_pair_open_side_by_side(page: Page, tmp_path: Path) -> None:
+    """pedro-eval --save-replays writes the two halves of each pair (the same deals, the seats swapped); opened
+    together they show side by side, and the deal steps move both."""
+    from arena.eval_cli import main as pedro_eval
+
+    replays = tmp_path / "replays"
+    arguments = ["rule:heuristic", "random", "--pairs", "1", "--seed", "3", "--set", "target_score=5"]
+    assert pedro_eval([*arguments, "--save-replays", str(replays), "--out", str(tmp_path / "eval")]) == 0
+    halves = sorted(replays.glob("*-pair0-rot*.json"))
+    assert len(halves) == 2
+    page.click("#mode-watch")
+    page.set_input_files("#record-file", [str(path) for path in halves])
+    page.wait_for_selector("#pair-view .pair-half >> nth=1")
+    assert page.is_visible("#pair-view") and page.locator("#pair-view .pair-half").count() == 2
+    labels = page.locator("#pair-view .pair-label")
+    assert labels.nth(0).text_content().startswith("Deal 1") and labels.nth(1).text_content().startswith("Deal 1")
+    if page.locator("#jump-deal option").count() > 1:  # both move on (a half whose match ended earlier shows its end)
+        page.click("#next-deal")
+        assert labels.nth(0).text_content().startswith("Deal 2")
+        assert labels.nth(1).text_content().startswith(("Deal 2", "End of the match"))
