@@ -47,6 +47,21 @@ class CaptureModel:
     unheld: tuple[float, ...]  # for one I do not hold
 
 
+def capture_features(held: np.ndarray, dealer: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The CAPTURE_FEATURES of every trump of a suit, in order, each broadcastable to ``held``: ``held`` (..., N) bool
+    the trumps I hold, strongest first; ``dealer`` I am the dealer, shaped to broadcast against ``held``."""
+    count = held.shape[-1]
+    above_held = np.cumsum(held, axis=-1) - held
+    return (
+        np.ones(count),
+        above_held,
+        np.arange(count) - above_held,
+        held.sum(axis=-1, keepdims=True),
+        np.arange(count) == count - 1,
+        dealer,
+    )
+
+
 def capture_model_key(config: PedroConfig) -> tuple[int, str]:
     """The table a config's capture model was fitted on: (players, refill), or (players, "six_card")."""
     return config.num_players, "six_card" if config.six_card else config.refill
@@ -298,15 +313,7 @@ class RuleBasedAgent(Agent):
         """(k, 52) bool hands, (k,) bool "I am the dealer" -> (k, 4) float: expected points of the hand's side
         as the maker with each suit as trumps."""
         held = hands[:, self.trump_order]  # (k, 4, N) held trumps, strongest first
-        above_held = np.cumsum(held, axis=2) - held
-        features = (
-            np.ones(held.shape[2]),
-            above_held,
-            np.arange(held.shape[2])[None, None, :] - above_held,
-            held.sum(axis=2, keepdims=True),
-            np.arange(held.shape[2]) == held.shape[2] - 1,
-            dealer[:, None, None],
-        )
+        features = capture_features(held, dealer[:, None, None])
         held_logit = sum(weight * feature for weight, feature in zip(self.capture.held, features))
         unheld_logit = sum(weight * feature for weight, feature in zip(self.capture.unheld, features))
         chance = 1.0 / (1.0 + np.exp(-np.where(held, held_logit, unheld_logit)))

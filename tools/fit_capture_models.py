@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.rule_based import CAPTURE_FEATURES, HeuristicAgent, capture_model_key
+from agents.rule_based import CAPTURE_FEATURES, HeuristicAgent, capture_features, capture_model_key
 from pedro_env.actions import PASS_ACTION, TRUMP_OFFSET
 from pedro_env.cards import RuleTables, bits_to_cards
 from pedro_env.config import PedroConfig, make_config
@@ -66,21 +66,11 @@ def table_config(players: int, refill: str) -> PedroConfig:
 
 def trump_features(agent: HeuristicAgent, hand: np.ndarray, trump: int, dealer: bool) -> tuple[np.ndarray, ...]:
     """(cards, (k, 6) features, (k,) held) of the point trumps of ``trump`` for a (52,) bool ``hand`` but a held ace,
-    the features as :meth:`HeuristicAgent.estimate_points` computes them."""
+    the features :meth:`HeuristicAgent.estimate_points` reads (:func:`agents.rule_based.capture_features`)."""
     order = agent.trump_order[trump]
     held = hand[order]
-    above_held = np.cumsum(held) - held
-    count = order.size
     features = np.stack(
-        [
-            np.ones(count),
-            above_held,
-            np.arange(count) - above_held,
-            np.full(count, held.sum()),
-            np.arange(count) == count - 1,
-            np.full(count, float(dealer)),
-        ],
-        axis=1,
+        [np.broadcast_to(feature, held.shape) for feature in capture_features(held, np.float64(dealer))], axis=1
     ).astype(np.float64)
     fitted = agent.order_value[trump] > 0
     fitted[0] &= not held[0]  # a held ace is certain in the estimate: not fitted
