@@ -1,13 +1,12 @@
 """Rule-based Pedro agents: ``rule:heuristic`` and the more careful ``rule:cautious``.
 
 Both are :class:`RuleBasedAgent` with another :class:`Personality` (any of its fields is a spec option,
-e.g. ``rule:heuristic,deny=true``). They read only the public-information view
-(:func:`pedro_env.view.decode_observations`) and the engine's card tables (:class:`pedro_env.cards.RuleTables`),
-and decide for the whole batch at once. Bids and trumps come from a hand estimate; discards and plays from
-numbered rules, each a boolean per game (it applies) plus a score per card (int16; an illegal card scores
-``NOT_LEGAL``, ties go to the lowest card id). A game takes the first rule, in order, that applies, so
-every action is legal in every config of docs/rules.md section 9. Neither agent draws on ``rng``: the same
-observations give the same actions.
+e.g. ``rule:heuristic,deny=true``). The decisions are compiled kernels (:mod:`agents.rule_kernels`) that
+read the observation's bytes, one game at a time, and nothing else. Bids and trumps come from a hand
+estimate; discards and plays from numbered rules, each a condition per game plus a score per card (ties go
+to the lowest card id). A game takes the first rule, in order, that applies, so every action is legal in
+every config of docs/rules.md section 9. Neither agent draws on ``rng``: the same observations give the
+same actions.
 
 The estimate's logistic weights, ``CAPTURE_MODELS``, are keyed by (players, refill), or (players,
 "six_card") (:func:`capture_model_key`); ``BID_MARGINS`` holds the bid margins that differ per key.
@@ -22,16 +21,12 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, PASS_ACTION, PLAY_OFFSET, TRUMP_OFFSET
-from pedro_env.cards import CARD_RANK, NO_CARDS, NUM_CARDS, RuleTables, bits_to_cards
+from agents.rule_kernels import capture_feature_rows, hand_estimates, pack_rule_inputs, rule_actions, rule_discards
+from pedro_env.cards import CARD_RANK, RuleTables, cards_to_bits
 from pedro_env.config import PedroConfig
-from pedro_env.state import BID, DISCARD, PLAY, TRUMP
-from pedro_env.view import PublicView, decode_observations
+from pedro_env.observation_layout import PIECES, observation_offsets, observation_size
 
-NOT_LEGAL = np.int16(-32000)  # score of an illegal card: never chosen (scores are small ints)
 SURE = 1.0 - 1e-9  # a win chance this high is a certainty (no possible beater)
-TRUMP_STRENGTH = 20  # trick strengths of trumps start here (RuleTables.trick_strength)
-STRENGTH_LEVELS = 35  # trick strengths -1 .. 33, shifted by one to index arrays
 
 
 CAPTURE_FEATURES = ("bias", "above_held", "above_missing", "length", "is_low", "dealer")
@@ -45,21 +40,6 @@ class CaptureModel:
 
     held: tuple[float, ...]  # for a point card in my hand
     unheld: tuple[float, ...]  # for one I do not hold
-
-
-def capture_features(held: np.ndarray, dealer: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The CAPTURE_FEATURES of every trump of a suit, in order, each broadcastable to ``held``: ``held`` (..., N) bool
-    the trumps I hold, strongest first; ``dealer`` I am the dealer, shaped to broadcast against ``held``."""
-    count = held.shape[-1]
-    above_held = np.cumsum(held, axis=-1) - held
-    return (
-        np.ones(count),
-        above_held,
-        np.arange(count) - above_held,
-        held.sum(axis=-1, keepdims=True),
-        np.arange(count) == count - 1,
-        dealer,
-    )
 
 
 def capture_model_key(config: PedroConfig) -> tuple[int, str]:
@@ -199,53 +179,9 @@ CAUTIOUS = Personality(
 )
 
 
-# ---------------------------------------------------------------------- play: what a seat knows of the trick and cards
-
-Rule = tuple[np.ndarray, np.ndarray]
-"""One play rule for k games: (card (k,) int index 0..51 it would play, applies (k,) bool)."""
-
-
-@dataclass(frozen=True)
-class TrickSoFar:
-    """The current trick of k games from my seat (relative seats, 0 = me)."""
-
-    in_trick: np.ndarray  # (k, n) bool: the seat has played to this trick
-    leading: np.ndarray  # (k,) bool: nobody has played yet, I lead
-    beats: np.ndarray  # (k, 52) int16: each card's strength in this trick (-1: it cannot win it)
-    best: np.ndarray  # (k,) int16: strength of the card winning the trick so far (-1 when leading)
-    beats_best: np.ndarray  # (k, 52) bool: the card would take the trick from the card now winning it
-    points: np.ndarray  # (k,) int: points of the cards in the trick (RuleBasedAgent.play_value)
-    partner_winning: np.ndarray  # (k,) bool: my side's card is winning the trick
-
-
-@dataclass(frozen=True)
-class UnseenCards:
-    """Where the cards I have not seen may be, for k games (relative seats 1 .. n-1)."""
-
-    possible: dict[int, np.ndarray]  # seat -> (k,) uint64 card set: unseen cards outside its voids, + the maker's draws
-    hidden: dict[int, np.ndarray]  # seat -> (k,) float: cards of its hand I cannot place
-    trump_holders: (
-        np.ndarray
-    )  # (k,) float: hidden cards where trumps may lie (seats not void in trumps; six-card stock)
-    all_holders: np.ndarray  # (k,) float: hidden cards of every hand plus the unseen cards out of every hand
-    opponents_possible: np.ndarray  # (k, 52) bool: some opponent can hold the card
-
-
-@dataclass(frozen=True)
-class CardFacts:
-    """What I know about each card in k games with their trumps named; every field (k, 52)."""
-
-    legal: np.ndarray  # bool: I may play it now
-    strength: np.ndarray  # int16: trick strength (trumps 20..33, others their rank 0..12)
-    value: np.ndarray  # int16: points it counts in play
-    is_trump: np.ndarray  # bool
-    safe_lead: np.ndarray  # bool: no opponent can hold a card that beats it led
-    beats_trick: np.ndarray  # bool: legal and would take the trick from the card now winning it
-    win_chance: np.ndarray  # float: chance it wins this trick when played now (0 unless beats_trick)
-
-
 class RuleBasedAgent(Agent):
-    """The shared machinery of the rule-based agents: card tables, the hand estimate and the rules per phase."""
+    """The shared machinery of the rule-based agents: a personality and a config's card tables, packed for the
+    compiled kernels of :mod:`agents.rule_kernels` that decide."""
 
     personality: Personality = HEURISTIC
 
@@ -260,319 +196,122 @@ class RuleBasedAgent(Agent):
         self.contest_allowance = allowance if style.contest_allowance is None else style.contest_allowance
         tables = RuleTables.for_variant(config.variant)
         self.tables = tables
-        n, teams = config.num_players, config.num_teams
         self.is_trump = tables.is_trump  # (4, 52) bool [trump, card]
         self.strength = tables.trick_strength.astype(np.int16)  # (4, 52): trumps 20..33, others their rank 0..12
         # points a card counts in play (Low counts nothing in play with low=held) and in the estimate ([trump, card])
         self.play_value = tables.points.astype(np.int16).copy()
         if config.low == "held":  # Low scores for its holder: capturing it is worth nothing
             self.play_value[np.arange(4), tables.low_card] = 0
-        self.bid_value = tables.points.astype(np.float64)
+        bid_value = tables.points.astype(np.float64)
         # trumps of each suit, strongest first: (4, N) card ids
         trump_count = int(tables.is_trump[0].sum())
         order = np.argsort(-np.where(tables.is_trump, tables.trick_strength, -1), axis=1, kind="stable")
         self.trump_order = order[:, :trump_count]
-        self.order_value = np.take_along_axis(self.bid_value, self.trump_order, axis=1)  # (4, N)
+        self.order_value = np.take_along_axis(bid_value, self.trump_order, axis=1)  # (4, N)
         # cards of the effective suits in a 4-bit void flag set: void_cards[trump, flags] (4, 16) uint64
-        self.void_cards = np.zeros((4, 16), dtype=np.uint64)
+        void_cards = np.zeros((4, 16), dtype=np.uint64)
         for flags in range(16):
             for suit in range(4):
                 if flags >> suit & 1:
-                    self.void_cards[:, flags] |= tables.suit_set[:, suit]
+                    void_cards[:, flags] |= tables.suit_set[:, suit]
         # non-trump throw-away order and the "keep" value of a card when discarding (higher = keep)
         self.keep_value = np.where(
             tables.is_trump, 100 + self.strength + 10 * self.play_value, CARD_RANK[None, :].astype(np.int16)
         )
-        self.team_of_seat = np.arange(n) % teams  # relative seat -> relative team (0 = mine)
-        self.opponent_seats = [seat for seat in range(1, n) if self.team_of_seat[seat] != 0]
-
-    # ------------------------------------------------------------------ entry point
+        self.team_of_seat = np.arange(config.num_players) % config.num_teams  # relative seat -> team (0 = mine)
+        self.pieces = np.array([observation_offsets(config)[piece.name].start for piece in PIECES], dtype=np.int64)
+        self.observation_size = observation_size(config)
+        self.ints, self.floats = pack_rule_inputs(
+            tables={
+                "strength": self.strength,
+                "play_value": self.play_value,
+                "keep_value": self.keep_value,
+                "is_trump": self.is_trump,
+                "beats": tables.beats,
+                "trump_order": self.trump_order,
+                "void_cards": void_cards,
+                "team_of_seat": self.team_of_seat,
+            },
+            settings={
+                "players": config.num_players,
+                "min_bid": config.min_bid,
+                "total": config.total_points,
+                "low_held": config.low == "held",
+                "six_card": config.six_card,
+                "pull_trumps": style.pull_trumps,
+                "probe_as_maker": style.probe_as_maker,
+                "contest_points": style.contest_points,
+                "deny": style.deny,
+                "preempt": style.preempt_shade is not None,
+            },
+            weights={
+                "held": self.capture.held,
+                "unheld": self.capture.unheld,
+                "order_value": self.order_value,
+                "bid_margin": self.bid_margin,
+                "contest_allowance": self.contest_allowance,
+                "partner_overcall": style.partner_overcall_margin,
+                "preempt_shade": 0.0 if style.preempt_shade is None else style.preempt_shade,
+                "feed_chance": style.feed_chance,
+                "save_chance": style.save_chance,
+                "win_chance": style.win_chance,
+            },
+        )
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        masks = np.asarray(action_masks)
-        masks = masks.view(bool) if masks.dtype in (np.int8, np.uint8) else masks.astype(bool)  # 0/1 entries
-        return self.act_on_view(decode_observations(observations, self.config), masks)
-
-    def act_on_view(self, view: PublicView, masks: np.ndarray) -> np.ndarray:
-        """The actions for an already decoded view and (k, 133) bool masks (what :meth:`act` does after decoding)."""
-        actions = masks.argmax(axis=1).astype(np.int64)  # any legal action: only kept where no rule decides
-        for phase, decide in (
-            (BID, self._bid),
-            (TRUMP, self._name_trumps),
-            (DISCARD, self._discard),
-            (PLAY, self._play),
-        ):
-            games = np.flatnonzero(view.phase == phase)
-            if games.size:
-                actions[games] = decide(_select(view, games), masks[games])
+        """(B,) int64 actions for (B, D) uint8 observations (or one (D,)) and (B, 133) masks; draws nothing."""
+        observations = np.asarray(observations)
+        if observations.ndim == 1:
+            observations = observations[None, :]
+        if observations.shape[1] != self.observation_size:
+            raise ValueError(
+                f"observations have {observations.shape[1]} entries; config {self.config} needs {self.observation_size}"
+            )
+        actions = np.empty(observations.shape[0], dtype=np.int64)
+        rule_actions(_bytes(observations), _bytes(action_masks, observations.shape[0]), self.pieces, self.ints,
+                     self.floats, actions)  # fmt: skip
         return actions
 
-    # ------------------------------------------------------------------ bidding and trumps
-
     def estimate_points(self, hands: np.ndarray, dealer: np.ndarray) -> np.ndarray:
-        """(k, 52) bool hands, (k,) bool "I am the dealer" -> (k, 4) float: expected points of the hand's side
-        as the maker with each suit as trumps."""
-        held = hands[:, self.trump_order]  # (k, 4, N) held trumps, strongest first
-        features = capture_features(held, dealer[:, None, None])
-        held_logit = sum(weight * feature for weight, feature in zip(self.capture.held, features))
-        unheld_logit = sum(weight * feature for weight, feature in zip(self.capture.unheld, features))
-        chance = 1.0 / (1.0 + np.exp(-np.where(held, held_logit, unheld_logit)))
-        chance[:, :, 0] = np.where(held[:, :, 0], 1.0, chance[:, :, 0])  # the ace wins its own trick
-        if self.config.low == "held":  # Low scores for whoever holds it
-            chance[:, :, -1] = held[:, :, -1]
-        return (chance * self.order_value[None]).sum(axis=2)
+        """(k,) uint64 card sets (or (k, 52) bool hands), (k,) bool "I am the dealer" -> (k, 4) float: expected
+        points of the hand's side as the maker with each suit as trumps."""
+        hands = np.asarray(hands)
+        if hands.ndim == 2:
+            hands = cards_to_bits(hands.astype(bool))
+        out = np.empty((hands.shape[0], 4))
+        hand_estimates(hands.astype(np.uint64), _bytes(np.asarray(dealer, dtype=bool)), self.ints, self.floats, out)
+        return out
 
-    def _bid(self, view: PublicView, masks: np.ndarray) -> np.ndarray:
-        style, config = self.personality, self.config
-        estimate = self.estimate_points(bits_to_cards(view.hand), view.dealer == 0).max(axis=1)  # (k,)
-        high = view.high_bid.astype(np.int64)
-        needed = np.maximum(high + 1, config.min_bid)
-        high_side = self.team_of_seat[np.maximum(view.maker, 0)]
-        partner_high = (view.maker > 0) & (high_side == 0)
-        opponent_high = (view.maker > 0) & (high_side != 0)
-        margin = np.where(partner_high, self.bid_margin + style.partner_overcall_margin, self.bid_margin)
-        margin = np.where(opponent_high, margin - self.contest_allowance, margin)
-        wants = estimate - margin >= needed
-        forced = ~masks[:, PASS_ACTION]
-        amount = needed.copy()
-        if style.preempt_shade is not None:
-            last_to_speak = view.dealer == 0
-            preempt = np.floor(estimate - self.bid_margin - style.preempt_shade).astype(np.int64)
-            amount = np.where(last_to_speak, needed, np.maximum(needed, np.minimum(preempt, config.total_points)))
-        amount = np.minimum(amount, config.total_points)
-        bid = np.where(forced, needed, np.where(wants, amount, PASS_ACTION))
-        legal = masks[np.arange(bid.size), bid]
-        return np.where(legal, bid, masks.argmax(axis=1))  # (never used: a bid above the total is never wanted)
-
-    def _name_trumps(self, view: PublicView, masks: np.ndarray) -> np.ndarray:
-        estimate = self.estimate_points(bits_to_cards(view.hand), view.dealer == 0)
-        return TRUMP_OFFSET + estimate.argmax(axis=1)
-
-    # ------------------------------------------------------------------ discarding
-
-    def _discard(self, view: PublicView, masks: np.ndarray) -> np.ndarray:
-        return self.discard_actions(view.trump, view.robbing, view.maker, masks)
+    def trump_capture_features(self, hand: int, trump: int, dealer: bool) -> np.ndarray:
+        """(N, 6) float64: the CAPTURE_FEATURES of each trump of ``trump``, strongest first, for a uint64 ``hand``."""
+        held = sum(1 << i for i, card in enumerate(self.trump_order[trump]) if int(hand) >> int(card) & 1)
+        out = np.empty((self.trump_order.shape[1], 6))
+        capture_feature_rows(np.uint64(held), self.trump_order.shape[1], bool(dealer), out)
+        return out
 
     def discard_actions(
         self, trump: np.ndarray, robbing: np.ndarray, maker: np.ndarray, masks: np.ndarray
     ) -> np.ndarray:
         """Discard-phase actions of k games from the few public facts the discard rules read: (k,) trump suits,
-        (k,) "I am the robbing dealer", (k,) the maker's relative seat, and the (k, 133) bool masks."""
-        trump = trump.astype(np.intp)
-        discardable = masks[:, DISCARD_OFFSET:DONE_ACTION]  # (k, 52)
-        may_say_done = masks[:, DONE_ACTION]
-        keep = self.keep_value[trump]  # (k, 52)
-        worst = np.where(discardable, -keep, NOT_LEGAL).argmax(axis=1)  # least useful discardable card
-        has_discard = discardable.any(axis=1)
-        worst_is_trump = self.is_trump[trump, worst]
-        # the robbing dealer throws its least useful card until 6 remain; others throw non-trumps, then stop
-        discard_now = has_discard & (robbing | ~worst_is_trump | ~may_say_done)
-        action = np.where(discard_now, DISCARD_OFFSET + worst, DONE_ACTION)
-        if self.personality.deny:  # rule 0: a defender throws its point trumps (not the ace) out of play first
-            defender = (maker >= 0) & (self.team_of_seat[np.maximum(maker, 0)] != 0) & ~robbing
-            value = self.play_value[trump]
-            point_trumps = discardable & self.is_trump[trump] & (value > 0)
-            point_trumps[np.arange(trump.size), self.trump_order[trump, 0]] = False  # the ace takes its own trick
-            richest = np.where(point_trumps, value, NOT_LEGAL).argmax(axis=1)
-            action = np.where(defender & point_trumps.any(axis=1), DISCARD_OFFSET + richest, action)
-        return action
-
-    # ------------------------------------------------------------------ play
-
-    def _play(self, view: PublicView, masks: np.ndarray) -> np.ndarray:
-        """Play phase, (k,) actions: the card of the first rule that applies (leading 1-4, following 1-5)."""
-        trump = view.trump.astype(np.intp)
-        legal = masks[:, PLAY_OFFSET:]  # (k, 52) bool
-        strength = self.strength[trump]  # (k, 52)
-        value = self.play_value[trump]  # (k, 52)
-        is_trump = self.is_trump[trump]  # (k, 52)
-        trick = self._trick_so_far(view, trump, value)
-        unseen = self._unseen_cards(view, trump)
-        safe_lead, opponent_top_trump = _safe_to_lead(unseen.opponents_possible, is_trump, strength)
-        chance_by_level = self._unbeaten_chance_by_level(trick, unseen)  # [game, strength + 1]
-        beats_trick = legal & trick.beats_best
-        cards = CardFacts(
-            legal=legal,
-            strength=strength,
-            value=value,
-            is_trump=is_trump,
-            safe_lead=safe_lead,
-            beats_trick=beats_trick,
-            win_chance=np.where(beats_trick, np.take_along_axis(chance_by_level, trick.beats + 1, axis=1), 0.0),
-        )
-        partner_chance = np.where(
-            trick.partner_winning, chance_by_level[np.arange(view.batch_size), trick.best + 1], 0.0
-        )
-        # throw-low cost: non-trumps by rank, then non-point trumps, then point cards by value
-        throw_cost = np.where(is_trump, 20 + strength, strength) + 100 * value
-        throw_card, _ = _pick(-throw_cost, legal)
-        rules = self._leading_rules(view, cards, trick.leading, opponent_top_trump >= 0, throw_card)
-        rules += self._following_rules(cards, trick, partner_chance, throw_card)
-        return PLAY_OFFSET + _first_that_applies(rules, throw_card)
-
-    def _trick_so_far(self, view: PublicView, trump: np.ndarray, value: np.ndarray) -> TrickSoFar:
-        """The current trick: (k,) trump suits, (k, 52) point values of the cards -> TrickSoFar."""
-        rows = np.arange(view.batch_size)
-        trick = view.trick.astype(np.intp)  # (k, n), -1 not played
-        in_trick = trick >= 0
-        leading = np.asarray(~in_trick.any(axis=1))
-        leader = np.maximum(view.trick_leader.astype(np.intp), 0)
-        led_card = np.where(leading, NUM_CARDS, trick[rows, leader])
-        beats = self.tables.beats[trump, led_card].astype(np.int16)  # (k, 52): strength in this trick, -1 can't win
-        trick_strength = np.where(in_trick, np.take_along_axis(beats, np.maximum(trick, 0), axis=1), -1)
-        best_seat = trick_strength.argmax(axis=1)
-        best = trick_strength[rows, best_seat]  # -1 when leading
-        points = np.where(in_trick, np.take_along_axis(value, np.maximum(trick, 0), axis=1), 0).sum(axis=1)
-        return TrickSoFar(
-            in_trick=in_trick,
-            leading=leading,
-            beats=beats,
-            best=best,
-            beats_best=beats > best[:, None],
-            points=points,
-            partner_winning=~leading & (self.team_of_seat[best_seat] == 0),
-        )
-
-    def _unseen_cards(self, view: PublicView, trump: np.ndarray) -> UnseenCards:
-        """Cards each other seat can hold: unseen, outside the suits it has shown void in (the maker also its open
-        draws), and how many cards of each hand, and of the stock, they may be among; (k,) trump suits."""
-        k, n = view.batch_size, self.config.num_players
-        unseen = view.unseen()
-        played = view.played[:, 0]
-        for seat in range(1, n):
-            played = played | view.played[:, seat]
-        open_held = view.open_draws & ~played  # the maker's face-up draws not yet played: known to be in its hand
-        open_count = np.bitwise_count(open_held).astype(np.float64)
-        opponents_all = np.zeros(k, dtype=np.uint64)
-        possible: dict[int, np.ndarray] = {}
-        hidden: dict[int, np.ndarray] = {}  # cards of each seat's hand the viewer cannot place
-        trump_holders = np.zeros(k)  # hidden cards of the seats that may still hold trumps
-        for seat in range(1, n):
-            is_maker = view.maker == seat
-            possible[seat] = (unseen & ~self.void_cards[trump, view.voids[:, seat]]) | np.where(
-                is_maker, open_held, NO_CARDS
-            )
-            hidden[seat] = np.maximum(view.hand_sizes[:, seat] - np.where(is_maker, open_count, 0.0), 0.0)
-            trump_holders += np.where(view.voids[:, seat] >> trump & 1, 0.0, hidden[seat])
-            if self.team_of_seat[seat] != 0:
-                opponents_all |= possible[seat]
-        hidden_total = sum(hidden.values())
-        stock_unknown = np.maximum(np.bitwise_count(unseen) - hidden_total, 0.0)  # unseen cards out of every hand
-        if self.config.six_card:  # nothing was set aside: undealt trumps are unseen too
-            trump_holders = trump_holders + stock_unknown
-        return UnseenCards(
-            possible=possible,
-            hidden=hidden,
-            trump_holders=trump_holders,
-            all_holders=hidden_total + stock_unknown,
-            opponents_possible=bits_to_cards(opponents_all),
-        )
-
-    def _unbeaten_chance_by_level(self, trick: TrickSoFar, unseen: UnseenCards) -> np.ndarray:
-        """(k, STRENGTH_LEVELS) float [game, s + 1]: the chance that no opponent still to play holds a card beating
-        strength s in this trick. Each possible beater lies in a given hand with chance (its hidden cards) / (cards
-        they may be among)."""
-        k = trick.beats.shape[0]
-        rows = np.arange(k)
-        log_miss = np.zeros((k, NUM_CARDS))  # log chance that the opponent(s) still to play do not hold the card
-        trump_beater = trick.beats >= TRUMP_STRENGTH
-        for seat in self.opponent_seats:
-            can_hold = bits_to_cards(unseen.possible[seat]) & ~trick.in_trick[:, seat : seat + 1]
-            hidden = unseen.hidden[seat]
-            miss_trump = np.log(np.maximum(1.0 - hidden / np.maximum(unseen.trump_holders, 1.0), 1e-9))[:, None]
-            miss_other = np.log(np.maximum(1.0 - hidden / np.maximum(unseen.all_holders, 1.0), 1e-9))[:, None]
-            log_miss += np.where(can_hold, np.where(trump_beater, miss_trump, miss_other), 0.0)
-        # per strength level, then summed over the levels above: a card is beaten by every card stronger than it
-        flat = (rows * STRENGTH_LEVELS)[:, None] + (trick.beats + 1)  # (k, 52) into (k, levels)
-        per_level = np.bincount(flat.ravel(), weights=log_miss.ravel(), minlength=k * STRENGTH_LEVELS)
-        per_level = per_level.reshape(k, STRENGTH_LEVELS)
-        return np.exp(per_level.sum(axis=1, keepdims=True) - np.cumsum(per_level, axis=1))
-
-    def _leading_rules(
-        self,
-        view: PublicView,
-        cards: CardFacts,
-        leading: np.ndarray,
-        opponents_have_trumps: np.ndarray,
-        throw_card: np.ndarray,
-    ) -> list[Rule]:
-        """Leading rules 1-4 in order (pull trumps, cash, probe, lead low); each applies only where I lead."""
-        style, legal, strength, value = self.personality, cards.legal, cards.strength, cards.value
-        maker_side = (view.maker >= 0) & (self.team_of_seat[np.maximum(view.maker, 0)] == 0)
-        rules: list[Rule] = []
-        if style.pull_trumps:
-            card, applies = _pick(strength, legal & cards.is_trump & cards.safe_lead)
-            rules.append((card, applies & leading & opponents_have_trumps))
-        card, applies = _pick(value * 100 - strength, legal & cards.safe_lead & (value > 0))
-        rules.append((card, applies & leading))
-        if style.probe_as_maker:
-            card, applies = _pick(strength, legal & cards.is_trump & (value == 0))
-            rules.append((card, applies & leading & maker_side & opponents_have_trumps))
-        rules.append((throw_card, leading))
-        return rules
-
-    def _following_rules(
-        self, cards: CardFacts, trick: TrickSoFar, partner_chance: np.ndarray, throw_card: np.ndarray
-    ) -> list[Rule]:
-        """Following rules 1-4 in order (feed, save a point card, win points cheaply, contest); rule 5 (throw low) is
-        the default. Only reached when following: the last leading rule applies wherever I lead."""
-        style = self.personality
-        legal, strength, value, safe_lead = cards.legal, cards.strength, cards.value, cards.safe_lead
-        partner_sure = partner_chance >= style.feed_chance
-        at_risk_points = np.where(safe_lead, 0, value)  # points I could lose later by keeping the card
-        rules: list[Rule] = []
-        feed_card, can_feed = _pick(value * 100 - strength, legal & (value > 0) & ~safe_lead)
-        rules.append((feed_card, partner_sure & can_feed))
-        rules.append((throw_card, partner_sure))
-        card, applies = _pick(
-            at_risk_points * 100 - strength, (cards.win_chance >= style.save_chance) & (at_risk_points > 0)
-        )
-        rules.append((card, applies))
-        card, applies = _pick(at_risk_points * 100 - strength, cards.win_chance >= style.win_chance)
-        rules.append((card, applies & (trick.points > 0)))
-        if style.contest_points > 0:
-            card, applies = _pick(strength, cards.beats_trick & (value == 0))
-            rules.append((card, applies & ~trick.partner_winning & (trick.points >= style.contest_points)))
-        return rules
+        (k,) "I am the robbing dealer", (k,) the maker's relative seat, and the (k, 133) masks."""
+        trump = np.asarray(trump, dtype=np.int64)
+        actions = np.empty(trump.shape[0], dtype=np.int64)
+        rule_discards(trump, _bytes(np.asarray(robbing, dtype=bool)), np.asarray(maker, dtype=np.int64),
+                      _bytes(masks, trump.shape[0]), self.ints, actions)  # fmt: skip
+        return actions
 
 
-def _safe_to_lead(
-    opponents_possible: np.ndarray, is_trump: np.ndarray, strength: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(k, 52) bool cards some opponent can hold, (k, 52) bool trumps, (k, 52) int16 strengths -> (k, 52) bool safe
-    to lead (no opponent can hold a higher trump, or for a non-trump a higher card of its suit or a trump), (k,) the
-    strength of the highest trump an opponent can hold (-1: none)."""
-    k = strength.shape[0]
-    opponent_top_trump = np.where(opponents_possible & is_trump, strength, -1).max(axis=1)  # (k,)
-    # highest non-trump an opponent can hold per suit: a non-trump's effective suit is its printed suit (13 columns)
-    top_in_suit = np.where(opponents_possible & ~is_trump, strength, -1).reshape(k, 4, 13).max(axis=2)  # (k, 4)
-    safe_lead = np.where(
-        is_trump,
-        strength > opponent_top_trump[:, None],
-        (opponent_top_trump[:, None] < 0) & (strength > np.repeat(top_in_suit, 13, axis=1)),
-    )
-    return safe_lead, opponent_top_trump
-
-
-def _pick(score: np.ndarray, allowed: np.ndarray) -> Rule:
-    """(k, 52) scores and allowed cards -> (card, applies): the allowed card of highest score in each game (ties: the
-    lowest card id), and whether any is allowed."""
-    choice = np.where(allowed, score, NOT_LEGAL).argmax(axis=1)
-    return choice, np.asarray(allowed.any(axis=1))
-
-
-def _first_that_applies(rules: list[Rule], default: np.ndarray) -> np.ndarray:
-    """(k,) card of the first rule, in list order, that applies to each game; ``default`` where none does."""
-    choice = default
-    for card, applies in reversed(rules):
-        choice = np.where(applies, card, choice)
-    return choice
-
-
-def _select(view: PublicView, games: np.ndarray) -> PublicView:
-    """The view of a subset of the batch."""
-    fields = {name: getattr(view, name) for name in view.__dataclass_fields__ if name != "config"}
-    return PublicView(config=view.config, **{name: array[games] for name, array in fields.items()})
+def _bytes(array: np.ndarray, rows: int | None = None) -> np.ndarray:
+    """A C-contiguous uint8 view (a copy only when needed) of a 0/1 or bool array, as ``rows`` rows when given (one
+    compiled signature for every caller's dtype)."""
+    array = np.asarray(array)
+    if rows is not None:
+        array = array.reshape(rows, -1)
+    if array.dtype == np.bool_ or array.dtype == np.int8:
+        array = array.view(np.uint8)
+    elif array.dtype != np.uint8:
+        array = (array != 0).view(np.uint8)
+    return np.ascontiguousarray(array)
 
 
 class HeuristicAgent(RuleBasedAgent):

@@ -14,6 +14,8 @@ each phase with a choice per config, taken in play order. The file holds, per co
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,8 +91,9 @@ def record() -> dict[str, np.ndarray]:
     return arrays
 
 
-def differences(golden: Path = GOLDEN_FILE) -> list[str]:
-    """One line per (config, spec) whose decisions differ from the record's now ([] when all agree)."""
+def differences(golden: Path = GOLDEN_FILE, every: int = 1) -> list[str]:
+    """One line per (config, spec) whose decisions differ from the record's now ([] when all agree), over every
+    ``every``-th position of each config."""
     found = []
     with np.load(golden) as record_file:
         specs = tuple(json.loads(str(record_file["specs"])))
@@ -99,8 +102,9 @@ def differences(golden: Path = GOLDEN_FILE) -> list[str]:
         index = 0
         while f"config_{index}" in record_file:
             overrides = json.loads(str(record_file[f"config_{index}"]))
-            now = decisions(overrides, record_file[f"observations_{index}"], record_file[f"masks_{index}"])
-            recorded = record_file[f"actions_{index}"]
+            observations = record_file[f"observations_{index}"][::every]
+            now = decisions(overrides, observations, record_file[f"masks_{index}"][::every])
+            recorded = record_file[f"actions_{index}"][::every]
             for column, spec in enumerate(SPECS):
                 wrong = np.flatnonzero(now[:, column] != recorded[:, column])
                 if wrong.size:
@@ -134,6 +138,39 @@ def test_the_record_covers_every_config_every_phase_and_the_shipped_specs(golden
 
 def test_the_rule_agents_decide_as_recorded() -> None:
     assert differences() == []
+
+
+def test_the_kernels_run_as_plain_python_and_decide_as_recorded() -> None:
+    """With ``NUMBA_DISABLE_JIT=1`` the rule kernels run as Python (for a debugger): every 25th position of every
+    config, every spec, decided as recorded."""
+    script = "import test_rule_golden as g; print(repr(g.differences(every=25)))"
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(Path(__file__).resolve().parent)}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]"
+
+
+def test_a_decision_depends_on_its_own_game_alone(golden: dict[str, np.ndarray]) -> None:
+    """The kernels reuse working space from game to game: a batch, its reverse and each game alone decide alike."""
+    config = make_config(**json.loads(str(golden["config_0"])))
+    observations, masks = golden["observations_0"], golden["masks_0"]
+    for spec in SPECS[:2]:
+        agent = make_agent(spec, config)
+        rng = np.random.default_rng(0)
+        batch = agent.act(observations, masks, rng)
+        assert (agent.act(observations[::-1], masks[::-1], rng)[::-1] == batch).all()
+        alone = [int(agent.act(observations[i], masks[i : i + 1], rng)[0]) for i in range(0, len(batch), 7)]
+        assert alone == batch[::7].tolist()
+
+
+def test_the_rule_agents_read_the_seat_observation_and_nothing_more(golden: dict[str, np.ndarray]) -> None:
+    """The compiled path reads only the seat's observation (which passes the leak test, tests/test_observation.py):
+    a longer row, such as the full state with the hidden hands a centralized critic sees, is refused."""
+    config = make_config(**json.loads(str(golden["config_0"])))
+    observations, masks = golden["observations_0"][:4], golden["masks_0"][:4]
+    hidden = np.ones((4, 52 * (config.num_players + 1)), dtype=np.uint8)
+    with pytest.raises(ValueError, match="entries; config"):
+        make_agent("rule:heuristic", config).act(np.hstack([observations, hidden]), masks, np.random.default_rng(0))
 
 
 if __name__ == "__main__":

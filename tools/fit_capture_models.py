@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.rule_based import CAPTURE_FEATURES, HeuristicAgent, capture_features, capture_model_key
+from agents.rule_based import CAPTURE_FEATURES, HeuristicAgent, capture_model_key
 from pedro_env.actions import PASS_ACTION, TRUMP_OFFSET
-from pedro_env.cards import RuleTables, bits_to_cards
+from pedro_env.cards import RuleTables, bits_to_cards, cards_to_bits
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.rules import hashed_decks, initial_state, legal_action_mask, new_match, step
@@ -66,12 +66,10 @@ def table_config(players: int, refill: str) -> PedroConfig:
 
 def trump_features(agent: HeuristicAgent, hand: np.ndarray, trump: int, dealer: bool) -> tuple[np.ndarray, ...]:
     """(cards, (k, 6) features, (k,) held) of the point trumps of ``trump`` for a (52,) bool ``hand`` but a held ace,
-    the features :meth:`HeuristicAgent.estimate_points` reads (:func:`agents.rule_based.capture_features`)."""
+    the features :meth:`HeuristicAgent.estimate_points` reads (:meth:`HeuristicAgent.trump_capture_features`)."""
     order = agent.trump_order[trump]
     held = hand[order]
-    features = np.stack(
-        [np.broadcast_to(feature, held.shape) for feature in capture_features(held, np.float64(dealer))], axis=1
-    ).astype(np.float64)
+    features = agent.trump_capture_features(int(cards_to_bits(hand[None, :])[0]), trump, dealer)
     fitted = agent.order_value[trump] > 0
     fitted[0] &= not held[0]  # a held ace is certain in the estimate: not fitted
     return order[fitted], features[fitted], held[fitted]

@@ -168,6 +168,7 @@ class LookaheadAgent(Agent):
         self.rollout = make_agent(rollout, self.world_config)
         self.model = HeuristicAgent(config)  # the hand estimate, card values and the model bidder
         self.world_model = HeuristicAgent(self.world_config)
+        self._no_draws = np.random.default_rng(0)  # the model player's rng: a rule agent draws nothing
         self.player = PimcAgent(
             config,
             samples=play_samples,
@@ -197,9 +198,10 @@ class LookaheadAgent(Agent):
             game = int(game)
             phase = int(view.phase[game])
             if phase == BID:
-                found = self._bid_search(view, game, masks[game])
+                found = self._bid_search(view, observations[game], game, masks[game])
             elif phase == TRUMP:
-                found = self._action_search(view, game, self._trump_candidates(masks[game]), "trump")
+                suits = self._trump_candidates(masks[game])
+                found = self._action_search(view, observations[game], game, suits, "trump")
             else:
                 found = self._discard_search(view, game)
             if isinstance(found, Search):
@@ -208,7 +210,7 @@ class LookaheadAgent(Agent):
                 actions[game] = found
         self._run(searches)
         for game in np.flatnonzero((view.phase == DISCARD) & (masks.sum(axis=1) > 1)):
-            actions[game] = self._follow_plan(view, int(game), masks[game])
+            actions[game] = self._follow_plan(view, observations[game], int(game), masks[game])
         for search in searches:
             if search.kind != "discard":
                 actions[search.game] = search.choice
@@ -237,7 +239,8 @@ class LookaheadAgent(Agent):
         else:
             candidates = self._trump_candidates(mask)
         candidates += [action for action in include if action in legal and action not in candidates]
-        found = self._action_search(view, 0, candidates, "bid" if phase == BID else "trump") if candidates else None
+        kind = "bid" if phase == BID else "trump"
+        found = self._action_search(view, observations[0], 0, candidates, kind) if candidates else None
         if not isinstance(found, Search):
             return {}
         self._run([found])
@@ -270,7 +273,7 @@ class LookaheadAgent(Agent):
 
     # ------------------------------------------------------------------ the three decisions
 
-    def _bid_search(self, view: PublicView, game: int, mask: np.ndarray) -> Search | int:
+    def _bid_search(self, view: PublicView, observation: np.ndarray, game: int, mask: np.ndarray) -> Search | int:
         """Pass or bid: the action when no search is needed, else the search to run."""
         config = self.config
         high = max(0, int(view.bids[game].max()))
@@ -284,20 +287,22 @@ class LookaheadAgent(Agent):
         last_to_speak = int(view.dealer[game]) == 0
         top = needed if last_to_speak else min(config.total_points, needed + self.bid_span)
         bids = [bid for bid in range(needed, top + 1) if mask[bid]]
-        return self._action_search(view, game, ([PASS_ACTION] if may_pass else []) + bids, "bid")
+        return self._action_search(view, observation, game, ([PASS_ACTION] if may_pass else []) + bids, "bid")
 
     @staticmethod
     def _trump_candidates(mask: np.ndarray) -> list[int]:
         return [TRUMP_OFFSET + suit for suit in range(4) if mask[TRUMP_OFFSET + suit]]
 
-    def _action_search(self, view: PublicView, game: int, candidates: list[int], kind: str) -> Search | int:
+    def _action_search(
+        self, view: PublicView, observation: np.ndarray, game: int, candidates: list[int], kind: str
+    ) -> Search | int:
         """The search over candidate first actions (the model player's own choice first: ties go to it),
         or the only candidate."""
         if len(candidates) == 1:
             return candidates[0]
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, candidates] = True
-        choice = int(self.model.act_on_view(_select_view(view, game), mask)[0])
+        choice = int(self.model.act(observation, mask, self._no_draws)[0])
         if choice in candidates:
             candidates = [choice] + [c for c in candidates if c != choice]
         worlds, weights = self._worlds(view, game)
@@ -317,7 +322,7 @@ class LookaheadAgent(Agent):
         worlds, weights = self._worlds(start, 0)
         return Search(game, "discard", candidates, worlds, weights, digest=digest, trump=int(start.trump[0]))
 
-    def _follow_plan(self, view: PublicView, game: int, mask: np.ndarray) -> int:
+    def _follow_plan(self, view: PublicView, observation: np.ndarray, game: int, mask: np.ndarray) -> int:
         """The next discard (or done) of this turn's plan; the model player's choice where the plan has none."""
         keep = self.discard_plan(view, game)
         trump = int(view.trump[game])
@@ -325,7 +330,7 @@ class LookaheadAgent(Agent):
         planned = plan_actions(view.hand[game : game + 1], mask[None, :], np.array([keep], dtype=np.uint64), keep_value)
         if planned[0] >= 0:
             return int(planned[0])
-        return int(self.model.act_on_view(_select_view(view, game), mask[None, :])[0])
+        return int(self.model.act(observation, mask[None, :], self._no_draws)[0])
 
     def discard_plan(self, view: PublicView, game: int) -> int:
         """The card set the viewer keeps in game ``game``'s discard turn (cached by :func:`turn_digest`)."""
@@ -442,7 +447,3 @@ def _best(values: np.ndarray, weights: np.ndarray) -> int:
     """Index of the candidate (row of ``values`` (C, W)) with the best weighted mean; ties to the first."""
     means = (values * weights[None, :]).sum(axis=1) / weights.sum()
     return int(np.flatnonzero(means >= means.max() - 1e-9)[0])
-
-
-def _select_view(view: PublicView, game: int) -> PublicView:
-    return replace(view, **{name: getattr(view, name)[game : game + 1] for name in _VIEW_ARRAYS})

@@ -165,3 +165,41 @@ def seat_from(seat, viewer, n):
 @njit(cache=True, inline="always")
 def card_bit(card):
     return ONE << np.uint64(card)
+
+
+def _bytes_as_bits_load(width):
+    """A compiled ``load(array, g, start)``: ``array[g, start : start + width]`` (C-contiguous 2D bytes, uint8 or
+    bool) as the low ``width`` bits of a uint64, bit ``i`` set where byte ``i`` is nonzero (the reverse of
+    :func:`_bits_as_bytes_store`): one load of ``width`` bytes compared with zero into a lane mask (a few
+    byte compares and mask moves); no bounds check."""
+    if config.DISABLE_JIT:  # plain Python, for a debugger
+
+        def load(array, g, start):
+            bits = 0
+            for i in range(width):
+                if array[g, start + i]:
+                    bits |= 1 << i
+            return np.uint64(bits)
+
+        return load
+
+    @intrinsic
+    def load(typingctx, array, g, start):
+        def codegen(context, builder, signature, args):
+            data = context.make_array(signature.args[0])(context, builder, args[0])
+            row_stride = cgutils.unpack_tuple(builder, data.strides)[0]
+            offset = builder.add(builder.mul(args[1], row_stride), args[2])
+            piece_type = ir.VectorType(ir.IntType(8), width)
+            pointer = builder.bitcast(builder.gep(data.data, [offset]), piece_type.as_pointer())
+            piece = builder.load(pointer, align=1)
+            lanes = builder.icmp_unsigned("!=", piece, ir.Constant(piece_type, [0] * width))
+            bits = builder.bitcast(lanes, ir.IntType(width))
+            return builder.zext(bits, ir.IntType(64))
+
+        return types.uint64(array, types.intp, types.intp), codegen
+
+    return load
+
+
+load_card_bits = _bytes_as_bits_load(52)  # a 52-byte piece (an observation's card set, a mask's cards) as a card set
+load_suit_bits = _bytes_as_bits_load(4)  # a 4-byte piece (a seat's void flags) as a 4-bit suit set
