@@ -127,6 +127,34 @@ class ActorCritic(nn.Module):
         return self.logits_and_value(observations, masks, critic_inputs)
 
 
+def logit_layers(network: ActorCritic) -> list[nn.Linear]:
+    """The linear layers from the observation to the logits, in order (a ReLU after each but the last)."""
+    if network.shape.shared_trunk:
+        return [*(layer for layer in network.trunk if isinstance(layer, nn.Linear)), network.policy_head]
+    return [layer for layer in network.actor if isinstance(layer, nn.Linear)]
+
+
+class StackedLogits:
+    """The masked logits of S networks of one shape in one batched pass: each layer's weights stacked (S, in, out),
+    so S frozen policies (a league) cost one matrix product per layer instead of S."""
+
+    def __init__(self, networks: Sequence[ActorCritic]) -> None:
+        layers = [logit_layers(network) for network in networks]
+        self.weights = [torch.stack([own[i].weight.detach().T for own in layers]) for i in range(len(layers[0]))]
+        self.biases = [torch.stack([own[i].bias.detach()[None, :] for own in layers]) for i in range(len(layers[0]))]
+        self.scale = torch.stack([network.actor_scale for network in networks])[:, None, :]  # (S, 1, D)
+
+    @torch.no_grad()
+    def __call__(self, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+        """(S, R, D) uint8 observations, (S, R, A) bool masks (row r of network s) -> (S, R, A) float32 logits."""
+        hidden = observations.float() * self.scale
+        for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
+            hidden = torch.baddbmm(bias, hidden, weight)
+            if index < len(self.weights) - 1:
+                hidden = torch.relu(hidden)
+        return hidden.masked_fill(~masks, MASKED_LOGIT)
+
+
 def masked_log_probs(logits: torch.Tensor) -> torch.Tensor:
     """(B, A) log-probabilities of masked logits (masked entries come out at about -1e9)."""
     return torch.log_softmax(logits, dim=-1)

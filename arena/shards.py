@@ -10,6 +10,7 @@ report ``[(pairing, winner side), ...]`` batches through a queue.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
@@ -17,7 +18,7 @@ import queue as queue_module
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,27 +122,68 @@ def play_shard(shard: Shard, settings: RunSettings, report: ProgressReport | Non
 def run_shards(
     shards: Sequence[Shard], settings: RunSettings, workers: int = 1, report: ProgressReport | None = None
 ) -> list[list[MatchResult]]:
-    """Every shard's results, in the order of ``shards``: here when ``workers`` is 1, else in spawned processes.
+    """Every shard's results, in the order of ``shards``: here when ``workers`` is 1, else here and in
+    ``workers - 1`` spawned processes.
 
-    Workers take shards as they free up; each reports progress through a queue that this process
-    drains into ``report``. A worker's exception is raised here.
+    This process plays too (it has everything imported while a spawned worker is still starting, which
+    is most of a small run); a worker gets the next shard once it has started and is idle. Workers
+    report progress through a queue that this process drains into ``report``, also while it plays. A
+    worker's exception is raised here.
     """
     if workers <= 1 or len(shards) <= 1:
         return [play_shard(shard, settings, report) for shard in shards]
     context = multiprocessing.get_context("spawn")  # no forked copies of threads or open files
     progress_queue = context.Queue()
     results: list[list[MatchResult] | None] = [None] * len(shards)
-    with context.Pool(min(workers, len(shards)), initializer=_worker_init, initargs=(progress_queue,)) as pool:
-        running = {position: pool.apply_async(_worker_play, (shard, settings)) for position, shard in enumerate(shards)}
+    pending = list(range(len(shards)))[::-1]  # positions not started, the next one last
+    running: dict[int, Any] = {}  # position -> its job in the pool
+    idle = [0]  # workers started and waiting for a shard
+
+    def dispatch(timeout: float) -> None:
+        """Drain the queue (progress, and workers announcing they have started), collect finished shards and
+        hand the next shards to idle workers."""
+        idle[0] += _drain(progress_queue, report, timeout)
+        for position in [position for position, job in running.items() if job.ready()]:
+            results[position] = running.pop(position).get()
+            idle[0] += 1
+        while idle[0] and pending:
+            position = pending.pop()
+            running[position] = pool.apply_async(_worker_play, (shards[position], settings))
+            idle[0] -= 1
+
+    def report_here(batch: list[tuple[int, int]]) -> None:
+        if report is not None:
+            report(batch)
+        dispatch(0.0)
+
+    with context.Pool(min(workers - 1, len(shards) - 1), initializer=_worker_init, initargs=(progress_queue,)) as pool:
+        with _one_torch_thread():  # this process is one of the workers now
+            while pending:
+                position = pending.pop()
+                results[position] = play_shard(shards[position], settings, report_here)
+                dispatch(0.0)
         while running:
-            _drain(progress_queue, report, timeout=0.1)
-            for position in [position for position, job in running.items() if job.ready()]:
-                results[position] = running.pop(position).get()
+            dispatch(0.1)
         _drain(progress_queue, report, timeout=0.0)
     return [shard_results for shard_results in results if shard_results is not None]
 
 
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """torch (when imported) on one thread for the block, as in a worker; its thread count is restored after."""
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch is not None else 0
+    if torch is not None:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if torch is not None:
+            torch.set_num_threads(threads)
+
+
 _WORKER_QUEUE: Any = None  # in a worker process: where progress reports go
+WORKER_STARTED = "started"  # what a worker puts on the queue once it is ready for a shard
 
 
 def _worker_init(progress_queue: Any) -> None:
@@ -157,19 +199,26 @@ def _worker_init(progress_queue: Any) -> None:
         torch.set_num_threads(1)
     # Ctrl-C is the parent's to handle (pedro-train stops at the next update; pedro-eval ends the pool)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if progress_queue is not None:
+        progress_queue.put(WORKER_STARTED)
 
 
 def _worker_play(shard: Shard, settings: RunSettings) -> list[MatchResult]:
     return play_shard(shard, settings, _WORKER_QUEUE.put)
 
 
-def _drain(progress_queue: Any, report: ProgressReport | None, timeout: float) -> None:
-    """Pass every progress batch waiting in the queue to ``report`` (waiting up to ``timeout`` for the first)."""
+def _drain(progress_queue: Any, report: ProgressReport | None, timeout: float) -> int:
+    """Pass every progress batch waiting in the queue to ``report`` (waiting up to ``timeout`` for the first);
+    the number of workers that announced they have started."""
+    started = 0
     try:
         while True:
             batch = progress_queue.get(timeout=timeout) if timeout > 0 else progress_queue.get_nowait()
-            if report is not None:
+            if batch == WORKER_STARTED:
+                started += 1
+            elif report is not None:
                 report(batch)
             timeout = 0.0
     except queue_module.Empty:
         pass
+    return started

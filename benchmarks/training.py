@@ -3,7 +3,8 @@
     python -m benchmarks.training configs/ppo_selfplay.yaml --updates 10 [--set num_envs=1024 ...]
     python -m benchmarks.training configs/ppo_selfplay.yaml --ranks 1 2     # scaling: 1 rank, then 2, one run
 
-Runs the trainer's own loop (opponent games, league and all; no evaluation, no checkpoints) and
+Runs the trainer's own loop (opponent games, the league filled to ``league_size`` as for most of a run; no
+evaluation, no checkpoints) and
 prints decisions/s overall and the split between collecting rollouts and updating the network,
 after one warm-up update. Prints the machine it ran on. With ``--ranks`` it runs the same loop as
 N ranks under torchrun (train/distributed.py, one torch thread per rank unless --set says otherwise)
@@ -56,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m benchmarks.training: error: {error}", file=sys.stderr)
         return 2
     trainer.train_step()  # warm-up: allocations, the first league snapshot
+    while len(trainer.pool.league) < trainer.pool.league_size:  # a full league, as for most of a run
+        trainer.pool.add_snapshot(trainer.network, trainer.decisions)
 
     load_before = _load_average()
     rows_forward: list[int] = []  # rows of every forward pass of the updates (collection calls no forward)

@@ -18,7 +18,7 @@ pytest.importorskip("tensorboard")
 
 from agents import AgentSpecError, make_agent  # noqa: E402
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
-from agents.networks import MASKED_LOGIT, masked_entropy, sample_actions  # noqa: E402
+from agents.networks import MASKED_LOGIT, StackedLogits, masked_entropy, sample_actions  # noqa: E402
 from arena.match import play_matches  # noqa: E402
 from pedro_env import make_config  # noqa: E402
 from pedro_env.vector import PedroVectorEnv  # noqa: E402
@@ -522,6 +522,38 @@ def test_pfsp_draws_the_members_the_policy_loses_to() -> None:
     assert np.allclose(uniform.opponent_weights(), 1 / len(uniform))
     with pytest.raises(TrainConfigError, match="'opponent_sampling' = 'hard' is not allowed: allowed values are"):
         make_train_config(opponent_sampling="hard")
+
+
+def test_the_league_acts_in_one_stacked_forward_with_each_member_own_policy() -> None:
+    """OpponentPool.act runs every league member met in one batched forward (agents.networks.StackedLogits):
+    each member's logits equal its own network's, every action is legal, a forced move needs no forward."""
+    for shared_trunk in (False, True):
+        trainer = Trainer(tiny_config(league_size=3, hidden_sizes=[32, 16], shared_trunk=shared_trunk))
+        pool = trainer.pool
+        generator = torch.Generator().manual_seed(1)
+        for snapshot in range(3):
+            for parameter in trainer.network.parameters():
+                parameter.data.add_(torch.randn(parameter.shape, generator=generator) * 0.3)
+            pool.add_snapshot(trainer.network, snapshot)
+        venv = PedroVectorEnv(48, config=trainer.pedro_config)
+        step = venv.reset(seed=3)
+        observations, masks = step.observation, step.action_mask.view(bool)
+        members = np.arange(48) % 3
+        by_member = np.argsort(members, kind="stable")  # member 0's 16 rows, then member 1's, ...
+        stacked = StackedLogits([agent.network for agent in pool.league])(
+            torch.from_numpy(observations[by_member].reshape(3, 16, -1)),
+            torch.from_numpy(masks[by_member].reshape(3, 16, -1)),
+        )
+        for member, agent in enumerate(pool.league):
+            rows = np.flatnonzero(members == member)
+            own = agent.network.logits(torch.from_numpy(observations[rows]), torch.from_numpy(masks[rows]))
+            assert torch.allclose(stacked[member], own, atol=1e-5)
+        baselines = len(pool.baselines)
+        actions = pool.act(baselines + members, observations, step.action_mask, np.random.default_rng(0))
+        assert masks[np.arange(48), actions].all()
+        forced = np.zeros_like(masks)
+        forced[np.arange(48), actions] = True
+        assert (pool.act(baselines + members, observations, forced, np.random.default_rng(0)) == actions).all()
 
 
 def test_training_matches_feed_the_win_rates_and_the_per_group_statistics() -> None:

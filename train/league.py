@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from agents import Agent, make_agent
-from agents.networks import ActorCritic, NetworkShape
+from agents.networks import ActorCritic, NetworkShape, StackedLogits
 from agents.policy import PolicyAgent
 from pedro_env.config import PedroConfig
 from train.config import OPPONENT_SAMPLINGS
@@ -80,6 +80,7 @@ class OpponentPool:
         self.shape = shape
         self.observation_scale = observation_scale
         self.league: list[PolicyAgent] = []
+        self._stacked: StackedLogits | None = None  # the league's networks in one forward (None: build on use)
         self.league_decisions: list[int] = []  # decisions of training when each snapshot was taken
         self.next_replace = 0  # ring position the next snapshot overwrites once the league is full
         if sampling not in OPPONENT_SAMPLINGS:
@@ -112,6 +113,7 @@ class OpponentPool:
         if self.league_size == 0:
             return
         weights = {name: tensor.detach().to("cpu", copy=True) for name, tensor in network.state_dict().items()}
+        self._stacked = None  # the league's stacked networks, rebuilt on first use
         if len(self.league) < self.league_size:
             self.league.append(self._frozen_agent(weights))
             self.league_decisions.append(int(decisions))
@@ -176,7 +178,7 @@ class OpponentPool:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.league, self.league_decisions = [], []
+        self.league, self.league_decisions, self._stacked = [], [], None
         for weights, decisions in zip(state["weights"], state["decisions"]):
             self.league.append(self._frozen_agent(weights))
             self.league_decisions.append(int(decisions))
@@ -193,9 +195,43 @@ class OpponentPool:
         action_masks: np.ndarray,
         rng: np.random.Generator,
     ) -> np.ndarray:
-        """(G,) pool indices, (G, D) observations, (G, 133) masks -> (G,) actions, one batched call per opponent."""
+        """(G,) pool indices, (G, D) observations, (G, 133) masks -> (G,) actions: one batched call per baseline,
+        one batched forward for every league member met (:meth:`_league_actions`), none for a forced move."""
         actions = np.zeros(opponent_of_game.shape[0], dtype=np.int64)
-        for index in np.unique(opponent_of_game):
+        baselines = len(self.baselines)
+        for index in np.unique(opponent_of_game[opponent_of_game < baselines]):
             games = np.flatnonzero(opponent_of_game == index)
-            actions[games] = self.agent(int(index)).act(observations[games], action_masks[games], rng)
+            actions[games] = self.baselines[int(index)].act(observations[games], action_masks[games], rng)
+        league = opponent_of_game >= baselines
+        forced = league & (np.count_nonzero(action_masks, axis=1) == 1)  # one legal move: no forward needed
+        actions[forced] = np.argmax(action_masks[forced], axis=1)
+        league_games = np.flatnonzero(league & ~forced)
+        if league_games.size:
+            actions[league_games] = self._league_actions(
+                opponent_of_game[league_games] - baselines, observations[league_games], action_masks[league_games], rng
+            )
+        return actions
+
+    def _league_actions(
+        self, members: np.ndarray, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """(G,) league members, (G, D) observations, (G, 133) masks -> (G,) actions sampled from each member's
+        policy (Gumbel-max, as :meth:`PolicyAgent.act`), the members' networks stacked into one forward: each
+        member's rows padded to the most any member has."""
+        if self._stacked is None:
+            self._stacked = StackedLogits([agent.network for agent in self.league])
+        counts = np.bincount(members, minlength=len(self.league))
+        rows = int(counts.max())
+        order = np.argsort(members, kind="stable")
+        slot = np.arange(members.size) - np.repeat(np.cumsum(counts) - counts, counts)  # row within its member
+        stacked_obs = np.zeros((len(self.league), rows, observations.shape[1]), dtype=np.uint8)
+        stacked_masks = np.zeros((len(self.league), rows, action_masks.shape[1]), dtype=bool)
+        stacked_obs[members[order], slot] = observations[order]
+        stacked_masks[members[order], slot] = action_masks[order]
+        logits = self._stacked(torch.from_numpy(stacked_obs), torch.from_numpy(stacked_masks))
+        chosen = logits[torch.from_numpy(members[order]), torch.from_numpy(slot)].numpy()
+        gumbel = -np.log(-np.log(rng.random(chosen.shape, dtype=np.float32).clip(1e-20, 1.0 - 1e-7)))
+        actions = np.empty(members.size, dtype=np.int64)
+        actions[order] = np.argmax(chosen + gumbel, axis=1)
+        return actions
         return actions

@@ -271,7 +271,7 @@ class Trainer(CheckpointState):
             masks = step.action_mask.view(bool)
             controller = self.seat_controller[games, step.actor]
             learner, assisted, assistant = self._deciders(step, controller, masks)
-            actions, log_probs, values = self._policy_actions(step, masks, t)
+            actions, log_probs, values = self._policy_actions(step, masks, t, learner)
             self._others_act(step, controller, assisted, assistant, actions)
             if teaching:  # the teacher's choice where the policy decides in a taught phase and side
                 taught, choices = self.teacher.label(  # type: ignore[union-attr]
@@ -281,8 +281,8 @@ class Trainer(CheckpointState):
             rollout.observations[t] = step.observation
             rollout.masks[t] = masks
             rollout.actions[t] = actions
-            rollout.log_probs[t] = log_probs.cpu().numpy()
-            rollout.values[t] = values.cpu().numpy()
+            rollout.log_probs[t] = log_probs
+            rollout.values[t] = values
             rollout.seats[t] = step.actor
             rollout.learner[t] = learner
             own = games[learner]
@@ -307,20 +307,31 @@ class Trainer(CheckpointState):
         return learner, assisted, assistant
 
     def _policy_actions(
-        self, step: VectorStep, masks: np.ndarray, t: int
-    ) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
-        """The acting network's sampled action, its log-probability and the value of every game (the centralized
-        critic's inputs go to the rollout's row ``t``)."""
-        observations = torch.from_numpy(step.observation)
+        self, step: VectorStep, masks: np.ndarray, t: int, learner: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(B,) actions, log-probabilities and values: the acting network's sampled action, its log-probability and
+        the value where the policy decides (``learner``), 0 elsewhere (the others' moves replace those actions, and
+        GAE and the update read only the policy's decisions); the centralized critic's inputs of every game go to
+        the rollout's row ``t``. One forward over the policy's games."""
+        games = np.flatnonzero(learner)
+        actions = np.zeros(learner.shape[0], dtype=np.int64)
+        log_probs = np.zeros(learner.shape[0], dtype=np.float32)
+        values = np.zeros(learner.shape[0], dtype=np.float32)
         critic_inputs = None
         if self.config.centralized_critic:
             critic_inputs = self._critic_inputs()
             self.rollout.critic_inputs[t] = critic_inputs  # type: ignore[index]
-            critic_inputs = torch.from_numpy(critic_inputs)
-        logits, values = self.acting_network.logits_and_value(observations, torch.from_numpy(masks), critic_inputs)
-        actions_t = sample_actions(logits, self.sampler)
-        log_probs = masked_log_probs(logits).gather(1, actions_t.unsqueeze(1)).squeeze(1)
-        return actions_t.cpu().numpy(), log_probs, values
+            critic_inputs = torch.from_numpy(critic_inputs[games])
+        if games.size == 0:
+            return actions, log_probs, values
+        logits, chosen_values = self.acting_network.logits_and_value(
+            torch.from_numpy(step.observation[games]), torch.from_numpy(masks[games]), critic_inputs
+        )
+        chosen = sample_actions(logits, self.sampler)
+        actions[games] = chosen.cpu().numpy()
+        log_probs[games] = masked_log_probs(logits).gather(1, chosen.unsqueeze(1)).squeeze(1).cpu().numpy()
+        values[games] = chosen_values.cpu().numpy()
+        return actions, log_probs, values
 
     def _others_act(
         self,
