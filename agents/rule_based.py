@@ -15,6 +15,7 @@ docs/agents.md describes every rule and option.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -219,6 +220,7 @@ class RuleBasedAgent(Agent):
             tables.is_trump, 100 + self.strength + 10 * self.play_value, CARD_RANK[None, :].astype(np.int16)
         )
         self.team_of_seat = np.arange(config.num_players) % config.num_teams  # relative seat -> team (0 = mine)
+        self._group: RuleAgentGroup | None = None
         self.pieces = np.array([observation_offsets(config)[piece.name].start for piece in PIECES], dtype=np.int64)
         self.observation_size = observation_size(config)
         self.ints, self.floats = pack_rule_inputs(
@@ -260,17 +262,14 @@ class RuleBasedAgent(Agent):
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """(B,) int64 actions for (B, D) uint8 observations (or one (D,)) and (B, 133) masks; draws nothing."""
-        observations = np.asarray(observations)
-        if observations.ndim == 1:
-            observations = observations[None, :]
-        if observations.shape[1] != self.observation_size:
-            raise ValueError(
-                f"observations have {observations.shape[1]} entries; config {self.config} needs {self.observation_size}"
-            )
-        actions = np.empty(observations.shape[0], dtype=np.int64)
-        rule_actions(_bytes(observations), _bytes(action_masks, observations.shape[0]), self.pieces, self.ints,
-                     self.floats, actions)  # fmt: skip
-        return actions
+        return self.group.act(observations, action_masks)
+
+    @property
+    def group(self) -> RuleAgentGroup:
+        """This agent alone as a :class:`RuleAgentGroup`."""
+        if self._group is None:
+            self._group = RuleAgentGroup([self])
+        return self._group
 
     def estimate_points(self, hands: np.ndarray, dealer: np.ndarray) -> np.ndarray:
         """(k,) uint64 card sets (or (k, 52) bool hands), (k,) bool "I am the dealer" -> (k, 4) float: expected
@@ -301,9 +300,53 @@ class RuleBasedAgent(Agent):
         return actions
 
 
+class RuleAgentGroup:
+    """Several rule agents of one config deciding in one compiled call: each row of a batch by its own agent (the
+    opponent pool's rule baselines, every personality at once)."""
+
+    def __init__(self, agents: Sequence[RuleBasedAgent]) -> None:
+        configs = {agent.config for agent in agents}
+        if len(configs) != 1:
+            raise ValueError(f"a rule agent group plays one config, got {len(configs)}")
+        self.agents = list(agents)
+        self.pieces, self.observation_size = agents[0].pieces, agents[0].observation_size
+        self.config = agents[0].config
+        self.ints = np.stack([agent.ints for agent in agents])  # (K, A_SIZE)
+        self.floats = np.stack([agent.floats for agent in agents])  # (K, W_SIZE)
+
+    def act(
+        self,
+        observations: np.ndarray,
+        action_masks: np.ndarray,
+        rows: np.ndarray | None = None,
+        agent_of_row: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """(R,) int64 actions for rows ``rows`` (R,) (default: all) of (B, D) uint8 observations (or one (D,)) and
+        (B, 133) masks, row ``rows[i]`` decided by agent ``agent_of_row[i]`` (default: the first)."""
+        observations = np.asarray(observations)
+        if observations.ndim == 1:
+            observations = observations[None, :]
+        if observations.shape[1] != self.observation_size:
+            raise ValueError(
+                f"observations have {observations.shape[1]} entries; config {self.config} needs {self.observation_size}"
+            )
+        if rows is None:
+            rows = np.arange(observations.shape[0], dtype=np.int64)
+        if agent_of_row is None:
+            agent_of_row = np.zeros(rows.shape[0], dtype=np.int64)
+        actions = np.empty(rows.shape[0], dtype=np.int64)
+        rule_actions(_bytes(observations), _bytes(action_masks, observations.shape[0]), self.pieces, self.ints,
+                     self.floats, np.asarray(rows, dtype=np.int64), np.asarray(agent_of_row, dtype=np.int64),
+                     actions)  # fmt: skip
+        return actions
+
+
 def _bytes(array: np.ndarray, rows: int | None = None) -> np.ndarray:
     """A C-contiguous uint8 view (a copy only when needed) of a 0/1 or bool array, as ``rows`` rows when given (one
     compiled signature for every caller's dtype)."""
+    if isinstance(array, np.ndarray) and array.flags.c_contiguous and array.dtype in (np.uint8, np.bool_):
+        array = array.view(np.uint8)  # the common cases, at once
+        return array if rows is None or array.ndim == 2 else array.reshape(rows, -1)
     array = np.asarray(array)
     if rows is not None:
         array = array.reshape(rows, -1)
@@ -326,4 +369,12 @@ class CautiousAgent(RuleBasedAgent):
     personality = CAUTIOUS
 
 
-__all__ = ["CAUTIOUS", "HEURISTIC", "CautiousAgent", "HeuristicAgent", "Personality", "RuleBasedAgent"]
+__all__ = [
+    "CAUTIOUS",
+    "HEURISTIC",
+    "CautiousAgent",
+    "HeuristicAgent",
+    "Personality",
+    "RuleAgentGroup",
+    "RuleBasedAgent",
+]

@@ -11,6 +11,7 @@ each member; see :mod:`pedro_env.cards`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,19 +69,25 @@ class PublicView:
         return ALL_CARDS & ~seen
 
 
+@functools.lru_cache(maxsize=64)
+def _layout(config: PedroConfig) -> tuple[dict[str, slice], tuple[tuple[str, int], ...], int]:
+    """A config's piece slices, card pieces and observation size (read at every decode: kept per config)."""
+    offsets = observation_offsets(config)
+    return offsets, tuple(card_pieces(config)), max(piece.stop for piece in offsets.values())
+
+
 def decode_observations(observations: np.ndarray, config: PedroConfig) -> PublicView:
     """(B, D) uint8 observations of ``config`` -> a :class:`PublicView` (raises ValueError on a wrong size)."""
     observations = np.asarray(observations)
     if observations.ndim == 1:
         observations = observations[None, :]
-    o = observation_offsets(config)
-    size = max(piece.stop for piece in o.values())
+    o, pieces, size = _layout(config)
     if observations.shape[1] != size:
         raise ValueError(f"observations have {observations.shape[1]} entries; config {config} needs {size}")
     b, n = observations.shape[0], config.num_players
     sets = {
         name: cards_to_bits(observations[:, o[name]].reshape(b, count, 52).astype(bool))
-        for name, count in card_pieces(config)
+        for name, count in pieces
     }
 
     def one_hot(name: str) -> np.ndarray:

@@ -556,6 +556,26 @@ def test_the_league_acts_in_one_stacked_forward_with_each_member_own_policy() ->
         assert (pool.act(baselines + members, observations, forced, np.random.default_rng(0)) == actions).all()
 
 
+def test_the_rule_baselines_decide_together_as_each_would_alone() -> None:
+    """OpponentPool.act decides every rule baseline's games in one compiled call (agents.rule_based.RuleAgentGroup),
+    each game by its own personality; other baselines act on their own."""
+    specs = ["rule:heuristic", "random", "rule:cautious", "rule:heuristic,deny=true,caution=1.5"]
+    pool = Trainer(tiny_config(baseline_opponents=specs)).pool
+    assert pool.rule_member.tolist() == [0, -1, 1, 2]
+    venv = PedroVectorEnv(64, config=pool.config)
+    step = venv.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        members = np.arange(64) % len(specs)
+        actions = pool.act(members, step.observation, step.action_mask, rng)
+        for index in (0, 2, 3):
+            rows = np.flatnonzero(members == index)
+            alone = pool.baselines[index].act(step.observation[rows], step.action_mask[rows], rng)
+            assert actions[rows].tolist() == alone.tolist()
+        assert step.action_mask.view(bool)[np.arange(64), actions].all()
+        step = venv.step(actions)
+
+
 def test_training_matches_feed_the_win_rates_and_the_per_group_statistics() -> None:
     trainer = Trainer(
         tiny_config(

@@ -25,6 +25,7 @@ import torch
 from agents import Agent, make_agent
 from agents.networks import ActorCritic, NetworkShape, StackedLogits
 from agents.policy import PolicyAgent
+from agents.rule_based import RuleAgentGroup, RuleBasedAgent
 from pedro_env.config import PedroConfig
 from train.config import OPPONENT_SAMPLINGS
 
@@ -76,6 +77,11 @@ class OpponentPool:
         self.config = config
         self.baseline_specs = tuple(baseline_specs)
         self.baselines: list[Agent] = [make_agent(spec, config) for spec in baseline_specs]
+        # the rule baselines decide together: one compiled call for every personality met
+        rule_members = [i for i, agent in enumerate(self.baselines) if isinstance(agent, RuleBasedAgent)]
+        self.rule_group = RuleAgentGroup([self.baselines[i] for i in rule_members]) if rule_members else None
+        self.rule_member = np.full(len(self.baselines), -1, dtype=np.int64)  # baseline -> its place in rule_group
+        self.rule_member[rule_members] = np.arange(len(rule_members))
         self.league_size = int(league_size)
         self.shape = shape
         self.observation_scale = observation_scale
@@ -195,11 +201,18 @@ class OpponentPool:
         action_masks: np.ndarray,
         rng: np.random.Generator,
     ) -> np.ndarray:
-        """(G,) pool indices, (G, D) observations, (G, 133) masks -> (G,) actions: one batched call per baseline,
-        one batched forward for every league member met (:meth:`_league_actions`), none for a forced move."""
+        """(G,) pool indices, (G, D) observations, (G, 133) masks -> (G,) actions: one compiled call for every rule
+        baseline met, one batched call per other baseline, one batched forward for every league member met
+        (:meth:`_league_actions`), none for a league member's forced move."""
         actions = np.zeros(opponent_of_game.shape[0], dtype=np.int64)
         baselines = len(self.baselines)
-        for index in np.unique(opponent_of_game[opponent_of_game < baselines]):
+        is_baseline = opponent_of_game < baselines
+        member = np.full(opponent_of_game.shape[0], -1, dtype=np.int64)  # the game's place in rule_group, -1 none
+        member[is_baseline] = self.rule_member[opponent_of_game[is_baseline]]
+        rule_games = np.flatnonzero(member >= 0)
+        if rule_games.size:
+            actions[rule_games] = self.rule_group.act(observations, action_masks, rule_games, member[rule_games])
+        for index in np.unique(opponent_of_game[is_baseline & (member < 0)]):
             games = np.flatnonzero(opponent_of_game == index)
             actions[games] = self.baselines[int(index)].act(observations[games], action_masks[games], rng)
         league = opponent_of_game >= baselines

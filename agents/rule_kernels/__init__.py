@@ -2,11 +2,12 @@
 
 :class:`agents.rule_based.RuleBasedAgent` packs a config's card tables and a personality into two arrays
 (:func:`pack_rule_inputs`: ``ints`` int64 at the ``A_*`` offsets, ``floats`` float64 at the ``W_*`` offsets)
-and calls :func:`rule_actions`, which decides one game at a time from its observation row and mask row.
+and calls :func:`rule_actions`, which decides one game at a time from its observation row and mask row
+(several agents of one config at once: :class:`agents.rule_based.RuleAgentGroup` stacks their arrays).
 A kernel reads only the observation (the pieces of :data:`pedro_env.observation_layout.PIECES`, at the
 starts ``pieces``) and the mask, so it sees what the seat may see and nothing else. The rules themselves
-(docs/agents.md) are the numbered rules of the module docstring of :mod:`agents.rule_based`; the float
-arithmetic keeps numpy's order (pairwise sums of :func:`pairwise_sum`), so the decisions are those of
+are docs/agents.md's; the float arithmetic keeps numpy's order (pairwise sums:
+:func:`agents.rule_kernels.inputs.pairwise_sum`), so the decisions are those recorded from the numpy agents in
 tests/golden/rule_decisions.npz. With ``NUMBA_DISABLE_JIT=1`` every kernel runs as plain Python.
 """
 

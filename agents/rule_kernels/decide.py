@@ -14,27 +14,30 @@ from pedro_env.state import BID, DISCARD, NUM_PHASES, PLAY, TRUMP
 
 
 @njit(cache=True)
-def rule_actions(observations, masks, pieces, ints, floats, actions):
-    """Fill ``actions`` (B,) int64 with the agent's action in each game: ``observations`` (B, D) uint8 rows of the
-    seat to act, ``masks`` (B, 133) uint8 or bool, ``pieces`` (int64) the observation's piece starts (``O_*``).
-    Outside the four phases (the episode over): the first legal action."""
+def rule_actions(observations, masks, pieces, ints, floats, rows, agent_of_row, actions):
+    """Fill ``actions`` (R,) int64 with the action of row ``rows[i]`` of ``observations`` (B, D) uint8 (the seat to
+    act) and ``masks`` (B, 133) uint8 or bool, decided by agent ``agent_of_row[i]`` of the K agents whose packed
+    inputs are ``ints`` (K, A_SIZE) and ``floats`` (K, W_SIZE) (one config: ``pieces`` (int64), the observation's
+    piece starts, ``O_*``). Outside the four phases (the episode over): the first legal action."""
     scratch = np.empty(FLOAT_SCRATCH)  # one game's working space, reused (see play_action)
     card_scratch = np.empty(12, dtype=np.int64)
-    for g in range(observations.shape[0]):
+    for i in range(rows.shape[0]):
+        g = rows[i]
+        own_ints, own_floats = ints[agent_of_row[i]], floats[agent_of_row[i]]
         phase = first_set(observations, g, pieces[O_PHASE], NUM_PHASES)
         if phase == BID:
-            actions[g] = bid_action(observations, masks, g, pieces, ints, floats)
+            actions[i] = bid_action(observations, masks, g, pieces, own_ints, own_floats)
         elif phase == TRUMP:
-            actions[g] = trump_action(observations, g, pieces, ints, floats)
+            actions[i] = trump_action(observations, g, pieces, own_ints, own_floats)
         elif phase == DISCARD:
             trump = first_set(observations, g, pieces[O_TRUMP], 4)
-            maker = first_set(observations, g, pieces[O_MAKER], ints[A_PLAYERS])
+            maker = first_set(observations, g, pieces[O_MAKER], own_ints[A_PLAYERS])
             robbing = observations[g, pieces[O_ROBBING]] != 0
-            actions[g] = discard_action(trump, robbing, maker, masks, g, ints)
+            actions[i] = discard_action(trump, robbing, maker, masks, g, own_ints)
         elif phase == PLAY:
-            actions[g] = play_action(observations, masks, g, pieces, ints, floats, scratch, card_scratch)
+            actions[i] = play_action(observations, masks, g, pieces, own_ints, own_floats, scratch, card_scratch)
         else:
-            actions[g] = first_legal(masks, g, 0, NUM_ACTIONS)
+            actions[i] = first_legal(masks, g, 0, NUM_ACTIONS)
 
 
 @njit(cache=True)
