@@ -116,35 +116,35 @@ _VIEW_ARRAYS = [name for name in PublicView.__dataclass_fields__ if name != "con
 class LookaheadAgent(Agent):
     """``search:full``: bids, trumps and discards by sampled look-ahead, the play by PIMC.
 
-    Options (spec ``search:full,samples=10,...``):
+    Options (spec ``search:full,samples=40,...``):
 
-    - ``samples`` (10): worlds per decision, shared by all its candidates;
-    - ``bid_span`` (3): bids considered above the one needed;
+    - ``samples`` (40): worlds per decision, shared by all its candidates;
+    - ``bid_span`` (4): bids considered above the one needed;
     - ``hopeless`` (3.0): pass without a search when the best estimate is this far below the bid needed;
     - ``infer`` (0.3): auction inference, the weight of a world per spoken bid the model bidder would
       not have made (1: no inference);
     - ``deny`` (true): a defender's discard plans may throw its point trumps (but the ace) out of play;
     - ``max_kept_off`` (3): most non-trumps a discard plan keeps;
     - ``rollout`` (``rule:heuristic``): the agent that plays every seat in the look-ahead;
-    - ``play_samples`` (24), ``play_depth`` (3), ``play_exact`` (5), ``play_min_samples`` (4),
+    - ``play_samples`` (64), ``play_depth`` (4), ``play_exact`` (6), ``play_min_samples`` (4),
       ``play_confidence`` (2.0): the play search (``search:pimc``'s options ``samples``, ``depth``, ``exact``,
-      ``min_samples``, ``confidence``; an earlier stop than its defaults to keep a match within budget);
+      ``min_samples``, ``confidence``; deeper than its defaults, with an earlier stop);
     - ``seed`` (0): mixed into every decision's world generator.
     """
 
     def __init__(
         self,
         config: PedroConfig,
-        samples: int = 10,
-        bid_span: int = 3,
+        samples: int = 40,
+        bid_span: int = 4,
         hopeless: float = 3.0,
         infer: float = 0.3,
         deny: bool = True,
         max_kept_off: int = 3,
         rollout: str = "rule:heuristic",
-        play_samples: int = 24,
-        play_depth: int = 3,
-        play_exact: int = 5,
+        play_samples: int = 64,
+        play_depth: int = 4,
+        play_exact: int = 6,
         play_min_samples: int = 4,
         play_confidence: float = 2.0,
         seed: int = 0,

@@ -1,0 +1,87 @@
+"""``search:full``'s golden decisions (tests/golden/lookahead_decisions.npz): bids, trumps, discards and plays
+at positions of exploring heuristic self-play under a few rules configs, with the options of RECORDED_SPEC.
+The record was made with the numpy rule agents (before agents/rule_kernels); the look-ahead's rollouts and
+model player now run on the compiled ones and must decide the same, world for world.
+``python tests/test_lookahead_golden.py --record`` records them again (only when a change of decisions is meant).
+
+The file holds, per config ``i``: ``config_i`` (its overrides as JSON), ``observations_i`` (k, D) uint8,
+``masks_i`` (k, 133) bool and ``actions_i`` (k,) int16.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents import make_agent
+from pedro_env.config import make_config
+from pedro_env.state import NUM_PHASES
+from pedro_env.vector import PedroVectorEnv
+
+GOLDEN_FILE = Path(__file__).resolve().parent / "golden" / "lookahead_decisions.npz"
+RECORDED_SPEC = "search:full,samples=10,bid_span=3,play_samples=24,play_depth=3,play_exact=5"
+"""The options of the record: the defaults until 2026-12-04 (the defaults since search deeper and wider)."""
+CONFIGS: tuple[dict[str, Any], ...] = ({}, {"num_players": 2}, {"refill": "dealer_robs", "low": "held"})
+PER_PHASE = (6, 4, 6, 4)  # positions kept per phase: bid, trump, discard, play
+GAMES = 16
+EXPLORE = 0.2
+
+
+def positions(overrides: dict[str, Any], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(observations, masks) of the first PER_PHASE positions of each phase with a choice, in play order."""
+    config = make_config(**overrides)
+    venv = PedroVectorEnv(GAMES, config=config)
+    heuristic = make_agent("rule:heuristic", config)
+    rng = np.random.default_rng(seed)
+    step = venv.reset(seed=seed)
+    kept: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(NUM_PHASES)]
+    for _ in range(400):
+        for game in range(GAMES):
+            phase = int(venv.state.phase[game])
+            if phase < NUM_PHASES and len(kept[phase]) < PER_PHASE[phase] and step.action_mask[game].sum() > 1:
+                kept[phase].append((step.observation[game].copy(), step.action_mask[game].astype(bool)))
+        if all(len(found) >= wanted for found, wanted in zip(kept, PER_PHASE)):
+            break
+        actions = heuristic.act(step.observation, step.action_mask, rng)
+        for game in np.flatnonzero(rng.random(GAMES) < EXPLORE):
+            actions[game] = rng.choice(np.flatnonzero(step.action_mask[game]))
+        step = venv.step(actions)
+    found = [pair for phase in kept for pair in phase]
+    return np.stack([o for o, _ in found]), np.stack([m for _, m in found])
+
+
+def decisions(overrides: dict[str, Any], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """(k,) int16: RECORDED_SPEC's action at each position, each decided by a fresh agent (no cached plan)."""
+    config = make_config(**overrides)
+    chosen = []
+    for i in range(observations.shape[0]):
+        agent = make_agent(RECORDED_SPEC, config)
+        chosen.append(agent.act(observations[i : i + 1], masks[i : i + 1], np.random.default_rng(0))[0])
+    return np.array(chosen, dtype=np.int16)
+
+
+def test_search_full_decides_as_recorded() -> None:
+    with np.load(GOLDEN_FILE) as record_file:
+        for index, overrides in enumerate(CONFIGS):
+            assert json.loads(str(record_file[f"config_{index}"])) == overrides
+            now = decisions(overrides, record_file[f"observations_{index}"], record_file[f"masks_{index}"])
+            assert now.tolist() == record_file[f"actions_{index}"].tolist(), f"config {overrides or 'default'}"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--record"]:
+        sys.exit("usage: python tests/test_lookahead_golden.py --record")
+    arrays: dict[str, np.ndarray] = {}
+    for index, overrides in enumerate(CONFIGS):
+        observations, masks = positions(overrides, seed=500 + index)
+        arrays[f"config_{index}"] = np.array(json.dumps(overrides))
+        arrays[f"observations_{index}"] = observations
+        arrays[f"masks_{index}"] = masks
+        arrays[f"actions_{index}"] = decisions(overrides, observations, masks)
+    np.savez_compressed(GOLDEN_FILE, **arrays)
+    count = sum(array.shape[0] for name, array in arrays.items() if name.startswith("actions_"))
+    print(f"recorded {count} search:full decisions, {GOLDEN_FILE.stat().st_size} bytes")
