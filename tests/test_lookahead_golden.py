@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from test_rule_golden import exploring_positions
 
 from agents import make_agent
 from pedro_env.config import make_config
-from pedro_env.state import NUM_PHASES
-from pedro_env.vector import PedroVectorEnv
 
 GOLDEN_FILE = Path(__file__).resolve().parent / "golden" / "lookahead_decisions.npz"
 RECORDED_SPEC = "search:full,samples=10,bid_span=3,play_samples=24,play_depth=3,play_exact=5"
@@ -28,30 +27,11 @@ RECORDED_SPEC = "search:full,samples=10,bid_span=3,play_samples=24,play_depth=3,
 CONFIGS: tuple[dict[str, Any], ...] = ({}, {"num_players": 2}, {"refill": "dealer_robs", "low": "held"})
 PER_PHASE = (6, 4, 6, 4)  # positions kept per phase: bid, trump, discard, play
 GAMES = 16
-EXPLORE = 0.2
 
 
 def positions(overrides: dict[str, Any], seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(observations, masks) of the first PER_PHASE positions of each phase with a choice, in play order."""
-    config = make_config(**overrides)
-    venv = PedroVectorEnv(GAMES, config=config)
-    heuristic = make_agent("rule:heuristic", config)
-    rng = np.random.default_rng(seed)
-    step = venv.reset(seed=seed)
-    kept: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(NUM_PHASES)]
-    for _ in range(400):
-        for game in range(GAMES):
-            phase = int(venv.state.phase[game])
-            if phase < NUM_PHASES and len(kept[phase]) < PER_PHASE[phase] and step.action_mask[game].sum() > 1:
-                kept[phase].append((step.observation[game].copy(), step.action_mask[game].astype(bool)))
-        if all(len(found) >= wanted for found, wanted in zip(kept, PER_PHASE)):
-            break
-        actions = heuristic.act(step.observation, step.action_mask, rng)
-        for game in np.flatnonzero(rng.random(GAMES) < EXPLORE):
-            actions[game] = rng.choice(np.flatnonzero(step.action_mask[game]))
-        step = venv.step(actions)
-    found = [pair for phase in kept for pair in phase]
-    return np.stack([o for o, _ in found]), np.stack([m for _, m in found])
+    return exploring_positions(overrides, seed, PER_PHASE, games=GAMES, max_steps=400)
 
 
 def decisions(overrides: dict[str, Any], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:

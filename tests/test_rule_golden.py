@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,29 +48,37 @@ EXPLORE = 0.2  # share of moves drawn at random among the legal ones
 MAX_STEPS = 600
 
 
-def positions(overrides: dict[str, Any], seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(observations, masks) of up to PER_PHASE positions of each phase, from exploring heuristic self-play."""
+def exploring_positions(
+    overrides: dict[str, Any], seed: int, per_phase: Sequence[int], games: int = GAMES, max_steps: int = MAX_STEPS
+) -> tuple[np.ndarray, np.ndarray]:
+    """(observations, masks) of up to ``per_phase[p]`` positions with a choice of each phase ``p``, in play order,
+    from ``games`` games of heuristic self-play that draw a share EXPLORE of their moves at random."""
     config = make_config(**overrides)
-    venv = PedroVectorEnv(GAMES, config=config)
+    venv = PedroVectorEnv(games, config=config)
     heuristic = make_agent("rule:heuristic", config)
     rng = np.random.default_rng(seed)
     step = venv.reset(seed=seed)
     kept: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(NUM_PHASES)]
-    for _ in range(MAX_STEPS):
+    for _ in range(max_steps):
         phases = venv.state.phase
-        for game in range(GAMES):
+        for game in range(games):
             phase = int(phases[game])
-            if phase < NUM_PHASES and len(kept[phase]) < PER_PHASE and step.action_mask[game].sum() > 1:
+            if phase < NUM_PHASES and len(kept[phase]) < per_phase[phase] and step.action_mask[game].sum() > 1:
                 kept[phase].append((step.observation[game].copy(), step.action_mask[game].astype(bool)))
-        if all(len(found) >= PER_PHASE for found in kept):
+        if all(len(found) >= wanted for found, wanted in zip(kept, per_phase)):
             break
         actions = heuristic.act(step.observation, step.action_mask, rng)
-        explore = rng.random(GAMES) < EXPLORE
+        explore = rng.random(games) < EXPLORE
         for game in np.flatnonzero(explore):
             actions[game] = rng.choice(np.flatnonzero(step.action_mask[game]))
         step = venv.step(actions)
     found = [pair for phase in kept for pair in phase]
     return np.stack([o for o, _ in found]), np.stack([m for _, m in found])
+
+
+def positions(overrides: dict[str, Any], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(observations, masks) of up to PER_PHASE positions of each phase, from exploring heuristic self-play."""
+    return exploring_positions(overrides, seed, (PER_PHASE,) * NUM_PHASES)
 
 
 def decisions(overrides: dict[str, Any], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
