@@ -126,9 +126,10 @@ def run_shards(
     ``workers - 1`` spawned processes.
 
     This process plays too (it has everything imported while a spawned worker is still starting, which
-    is most of a small run); a worker gets the next shard once it has started and is idle. Workers
-    report progress through a queue that this process drains into ``report``, also while it plays. A
-    worker's exception is raised here.
+    is most of a small run). An idle worker gets the next shard once it has started, but a worker that
+    has not played yet (it still loads the kernels) only while two or more shards wait: the last one is
+    this process's. Workers report progress through a queue that this process drains into ``report``,
+    also while it plays. A worker's exception is raised here.
     """
     if workers <= 1 or len(shards) <= 1:
         return [play_shard(shard, settings, report) for shard in shards]
@@ -137,19 +138,22 @@ def run_shards(
     results: list[list[MatchResult] | None] = [None] * len(shards)
     pending = list(range(len(shards)))[::-1]  # positions not started, the next one last
     running: dict[int, Any] = {}  # position -> its job in the pool
-    idle = [0]  # workers started and waiting for a shard
+    fresh, warm = [0], [0]  # idle workers: started but not played yet, and done with a shard
 
     def dispatch(timeout: float) -> None:
         """Drain the queue (progress, and workers announcing they have started), collect finished shards and
         hand the next shards to idle workers."""
-        idle[0] += _drain(progress_queue, report, timeout)
+        fresh[0] += _drain(progress_queue, report, timeout)
         for position in [position for position, job in running.items() if job.ready()]:
             results[position] = running.pop(position).get()
-            idle[0] += 1
-        while idle[0] and pending:
+            warm[0] += 1
+        while pending and (warm[0] or (fresh[0] and len(pending) > 1)):
             position = pending.pop()
             running[position] = pool.apply_async(_worker_play, (shards[position], settings))
-            idle[0] -= 1
+            if warm[0]:
+                warm[0] -= 1
+            else:
+                fresh[0] -= 1
 
     def report_here(batch: list[tuple[int, int]]) -> None:
         if report is not None:
