@@ -167,6 +167,13 @@ def masked_entropy(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
     return -terms.sum(dim=-1)
 
 
+def gumbel_max_actions(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(B,) int64 actions drawn from the masked softmax of (B, A) float32 ``logits`` with numpy's ``rng`` (Gumbel-max
+    over float32 noise; masked entries are never drawn): how a frozen policy samples."""
+    gumbel = -np.log(-np.log(rng.random(logits.shape, dtype=np.float32).clip(1e-20, 1.0 - 1e-7)))
+    return np.argmax(logits + gumbel, axis=1).astype(np.int64)
+
+
 def sample_actions(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
     """(B,) int64 actions drawn from the masked softmax (Gumbel-max; masked entries are never drawn)."""
     uniform = torch.rand(logits.shape, generator=generator, device=logits.device)

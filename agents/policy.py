@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent
-from agents.networks import ActorCritic, NetworkShape
+from agents.networks import ActorCritic, NetworkShape, gumbel_max_actions
 from pedro_env.actions import action_to_str
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.observation_layout import observation_pieces, observation_scale, observation_size
@@ -48,8 +48,7 @@ class PolicyAgent(Agent):
         logits = self.network.logits(torch.from_numpy(np.ascontiguousarray(observations)), _bool_tensor(action_masks))
         if self.greedy:
             return torch.argmax(logits, dim=-1).numpy().astype(np.int64)
-        gumbel = -np.log(-np.log(rng.random(logits.shape, dtype=np.float32).clip(1e-20, 1.0 - 1e-7)))
-        return np.argmax(logits.numpy() + gumbel, axis=1).astype(np.int64)
+        return gumbel_max_actions(logits.numpy(), rng)
 
     @torch.no_grad()
     def thoughts(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:

@@ -25,7 +25,7 @@ from agents.base import Agent
 from agents.rule_kernels import capture_feature_rows, hand_estimates, pack_rule_inputs, rule_actions, rule_discards
 from pedro_env.cards import CARD_RANK, RuleTables, cards_to_bits
 from pedro_env.config import PedroConfig
-from pedro_env.observation_layout import PIECES, observation_offsets, observation_size
+from pedro_env.observation_layout import observation_size, piece_starts
 
 SURE = 1.0 - 1e-9  # a win chance this high is a certainty (no possible beater)
 
@@ -221,7 +221,7 @@ class RuleBasedAgent(Agent):
         )
         self.team_of_seat = np.arange(config.num_players) % config.num_teams  # relative seat -> team (0 = mine)
         self._group: RuleAgentGroup | None = None
-        self.pieces = np.array([observation_offsets(config)[piece.name].start for piece in PIECES], dtype=np.int64)
+        self.pieces = piece_starts(config)
         self.observation_size = observation_size(config)
         self.ints, self.floats = pack_rule_inputs(
             tables={
@@ -308,7 +308,6 @@ class RuleAgentGroup:
         configs = {agent.config for agent in agents}
         if len(configs) != 1:
             raise ValueError(f"a rule agent group plays one config, got {len(configs)}")
-        self.agents = list(agents)
         self.pieces, self.observation_size = agents[0].pieces, agents[0].observation_size
         self.config = agents[0].config
         self.ints = np.stack([agent.ints for agent in agents])  # (K, A_SIZE)

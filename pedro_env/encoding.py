@@ -15,11 +15,11 @@ from pedro_env.config import PedroConfig
 from pedro_env.kernels.inputs import config_params, pack_statics
 from pedro_env.kernels.observations import encode_observations
 from pedro_env.observation_layout import (
-    PIECES,
     card_pieces,
     full_state_size,
     observation_offsets,
     observation_size,
+    piece_starts,
     to_go_cap,
 )
 from pedro_env.state import PedroState
@@ -34,12 +34,11 @@ class ObservationEncoder:
         self.offsets = observation_offsets(config)
         self.size = observation_size(config)
         self.full_size = full_state_size(config)
-        names = [piece.name for piece in PIECES]
         # the kernel writes the card pieces as one run of 52-byte pieces from the hand's start
         assert self.offsets["hand"].start == 0 and self.offsets["won"].stop == 52 * sum(
             sets for _, sets in card_pieces(config)
         )
-        self.piece_starts = np.array([self.offsets[name].start for name in names], dtype=np.int64)
+        self.piece_starts = piece_starts(config)
         self.params, self.kernel_table = config_params(config), tables.kernel_table
         self.to_go_cap = to_go_cap(config)
         self.statics = pack_statics(self.params, self.piece_starts, self.to_go_cap, self.kernel_table)

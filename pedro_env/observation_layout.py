@@ -114,6 +114,12 @@ def observation_offsets(config: PedroConfig) -> dict[str, slice]:
     return offsets
 
 
+def piece_starts(config: PedroConfig) -> np.ndarray:
+    """(len(PIECES),) int64: each piece's first entry, in :data:`PIECES` order (the kernels' ``pieces``, ``O_*``)."""
+    offsets = observation_offsets(config)
+    return np.array([offsets[piece.name].start for piece in PIECES], dtype=np.int64)
+
+
 def observation_size(config: PedroConfig) -> int:
     return sum(size for _, size in observation_pieces(config))
 

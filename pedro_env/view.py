@@ -85,10 +85,7 @@ def decode_observations(observations: np.ndarray, config: PedroConfig) -> Public
     if observations.shape[1] != size:
         raise ValueError(f"observations have {observations.shape[1]} entries; config {config} needs {size}")
     b, n = observations.shape[0], config.num_players
-    sets = {
-        name: cards_to_bits(observations[:, o[name]].reshape(b, count, 52).astype(bool))
-        for name, count in pieces
-    }
+    sets = {name: cards_to_bits(observations[:, o[name]].reshape(b, count, 52).astype(bool)) for name, count in pieces}
 
     def one_hot(name: str) -> np.ndarray:
         block = observations[:, o[name]]

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from agents import Agent, make_agent
-from agents.networks import ActorCritic, NetworkShape, StackedLogits
+from agents.networks import ActorCritic, NetworkShape, StackedLogits, gumbel_max_actions
 from agents.policy import PolicyAgent
 from agents.rule_based import RuleAgentGroup, RuleBasedAgent
 from pedro_env.config import PedroConfig
@@ -243,8 +243,7 @@ class OpponentPool:
         stacked_masks[members[order], slot] = action_masks[order]
         logits = self._stacked(torch.from_numpy(stacked_obs), torch.from_numpy(stacked_masks))
         chosen = logits[torch.from_numpy(members[order]), torch.from_numpy(slot)].numpy()
-        gumbel = -np.log(-np.log(rng.random(chosen.shape, dtype=np.float32).clip(1e-20, 1.0 - 1e-7)))
         actions = np.empty(members.size, dtype=np.int64)
-        actions[order] = np.argmax(chosen + gumbel, axis=1)
+        actions[order] = gumbel_max_actions(chosen, rng)
         return actions
         return actions
