@@ -9,6 +9,8 @@ Specs:
 ``search:pimc``        perfect-information Monte Carlo in the play phase (agents/search/);
                        options after commas: ``search:pimc,samples=32,depth=2``
 ``search:full``        look-ahead bids, trumps and discards (sampled worlds played out), PIMC in the play
+``search:policy``      look-ahead at every decision with a learned policy as the model of every player
+                       (``search:policy,policy=ckpt:PATH``; default ``pretrained``)
 ``ckpt:PATH``          a trained policy checkpoint (written by the trainer)
 ``pretrained``         the policy shipped in ``models/pretrained.pt`` (its recipe: docs/training.md)
 =====================  ==========================================================================
@@ -47,7 +49,11 @@ class AgentSpecError(ValueError):
 # kind -> name -> "module:Class"; imported on first use
 REGISTRY: dict[str, dict[str, str]] = {
     "rule": {"heuristic": "agents.rule_based:HeuristicAgent", "cautious": "agents.rule_based:CautiousAgent"},
-    "search": {"pimc": "agents.search:PimcAgent", "full": "agents.search:LookaheadAgent"},
+    "search": {
+        "pimc": "agents.search:PimcAgent",
+        "full": "agents.search:LookaheadAgent",
+        "policy": "agents.search.guided:PolicySearchAgent",
+    },
 }
 AGENT_SPECS = (
     ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names] + ["ckpt:PATH", "pretrained"]

@@ -45,9 +45,18 @@ class PolicyAgent(Agent):
 
     @torch.no_grad()
     def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if self.greedy:  # a forced move needs no forward (sampling draws for every row, so it keeps them all)
+            masks = np.atleast_2d(np.asarray(action_masks)).astype(bool, copy=False)
+            actions = masks.argmax(axis=1).astype(np.int64)
+            choosing = np.flatnonzero(masks.sum(axis=1) > 1)
+            if choosing.size:
+                observations = np.atleast_2d(np.asarray(observations))
+                logits = self.network.logits(
+                    torch.from_numpy(np.ascontiguousarray(observations[choosing])), _bool_tensor(masks[choosing])
+                )
+                actions[choosing] = torch.argmax(logits, dim=-1).numpy()
+            return actions
         logits = self.network.logits(torch.from_numpy(np.ascontiguousarray(observations)), _bool_tensor(action_masks))
-        if self.greedy:
-            return torch.argmax(logits, dim=-1).numpy().astype(np.int64)
         return gumbel_max_actions(logits.numpy(), rng)
 
     @torch.no_grad()
@@ -60,6 +69,13 @@ class PolicyAgent(Agent):
             return torch.softmax(self.network.logits(observations, masks), dim=-1).numpy(), None
         logits, values = self.network.logits_and_value(observations, masks)
         return torch.softmax(logits, dim=-1).numpy(), values.numpy()
+
+    @torch.no_grad()
+    def log_probabilities(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """(B, D) observations, (B, 133) masks -> (B, 133) float32 log-probabilities of the masked softmax (very
+        negative where illegal)."""
+        logits = self.network.logits(torch.from_numpy(np.ascontiguousarray(observations)), _bool_tensor(action_masks))
+        return torch.log_softmax(logits, dim=-1).numpy()
 
     def decision_thoughts(self, observation: np.ndarray, action_mask: np.ndarray, top: int = 5) -> dict[str, Any]:
         """One decision's thoughts as a replay record keeps them (:mod:`arena.replay`): ``{"agent", "top": [[action

@@ -23,8 +23,10 @@ ABOUT = {
     "rule:cautious": "the rule agent that bids less and defends more",
     "search:pimc": "rule bids, look-ahead card play (perfect-information Monte Carlo)",
     "search:full": "sampled look-ahead for bids, trumps and discards, PIMC in the play (thinks ~0.1-1 s a move)",
+    "search:policy": "look-ahead at every move with the shipped policy as everyone's model (thinks ~0.1-1 s a move)",
     "pretrained": "the shipped self-play PPO policy",
 }
+NEEDS_POLICY = ("search:policy",)  # offered only where the shipped policy loads (torch installed)
 
 
 class UnknownAgentError(ValueError):
@@ -66,8 +68,10 @@ class Roster:
 
     def __init__(self, models_dir: str | Path | None = None) -> None:
         names = ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names]
+        policy_loads = PRETRAINED_PATH.is_file() and _has_torch()
+        names = [name for name in names if policy_loads or name not in NEEDS_POLICY]
         entries = [RosterEntry(name, name.split(":")[0], ABOUT.get(name, ""), name) for name in names]
-        if PRETRAINED_PATH.is_file() and _has_torch():
+        if policy_loads:
             entries.append(RosterEntry("pretrained", "policy", ABOUT["pretrained"], "pretrained"))
         if models_dir is not None and _has_torch():
             for name, path in find_models(models_dir):

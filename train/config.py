@@ -159,7 +159,7 @@ class TrainConfig:
     """Duplicate match pairs per baseline-opponent entry in the evaluation table written at the end of the run."""
     final_partner_pairs: int = 200
     """Duplicate match pairs per partner entry and per league-snapshot entry in the final table (0: none)."""
-    final_search_pairs: int = 20
+    final_search_pairs: int = 30
     """Duplicate match pairs per search-agent entry in the final table (0: leave out)."""
     eval_workers: int = 0
     """Processes playing the evaluation matches (0: one per core; with several ranks each plays a share with its

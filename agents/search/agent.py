@@ -27,8 +27,8 @@ import numpy as np
 
 from agents import make_agent  # agents/__init__ imports this package only on demand, so there is no cycle
 from agents.base import Agent
-from agents.search.knowledge import HiddenCards, hidden_cards
-from agents.search.sampler import HandSampler, SamplingError
+from agents.search.knowledge import hidden_cards
+from agents.search.sampler import relaxed_sampler
 from agents.search.solver import DealScoring, TrickSearch
 from agents.search.tables import card_list
 from pedro_env.actions import PLAY_OFFSET
@@ -159,7 +159,7 @@ class PimcAgent(Agent):
         in sampling order); sampling stops as the class docstring says."""
         trump = int(view.trump[game])
         n = self.config.num_players
-        sampler = self._sampler(hidden_cards(view, game, self.tables, self.kept_trumps))
+        sampler = relaxed_sampler(hidden_cards(view, game, self.tables, self.kept_trumps), self.stats.relaxed)
         leader, trick_cards = current_trick(view, game)
         teams = self.config.num_teams
         low_held = self.config.low == "held"
@@ -214,27 +214,6 @@ class PimcAgent(Agent):
             if mean <= self.confidence * math.sqrt(variance / count):
                 return False
         return True
-
-    def _sampler(self, hidden: HiddenCards) -> HandSampler:
-        """A sampler for ``hidden``; constraints that leave no deal are dropped one kind at a time (counted)."""
-        try:
-            return HandSampler(hidden)
-        except SamplingError:
-            pass
-        relaxations = [
-            ("kept_trumps", lambda h: setattr(h, "trump_floors", [0] * h.num_players)),
-            ("trump_caps", lambda h: setattr(h, "trump_caps", list(h.hidden_counts))),
-            ("dead_stock", lambda h: setattr(h, "dead_forbidden", 0)),
-            ("voids", lambda h: setattr(h, "forbidden", [0] * h.num_players)),
-        ]
-        for name, relax in relaxations:
-            self.stats.relaxed[name] = self.stats.relaxed.get(name, 0) + 1
-            relax(hidden)
-            try:
-                return HandSampler(hidden)
-            except SamplingError:
-                continue
-        raise SamplingError("the unseen cards cannot fill the hands even without constraints")
 
 
 def current_trick(view: PublicView, game: int) -> tuple[int, list[int]]:

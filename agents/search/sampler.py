@@ -237,3 +237,26 @@ class HandSampler:
 
 class _TooMuchWork(Exception):
     """Counting the table would take more than the work limit."""
+
+
+def relaxed_sampler(hidden: HiddenCards, relaxed: dict[str, int]) -> HandSampler:
+    """A sampler for ``hidden``; constraints that leave no deal are dropped one kind at a time, each drop
+    counted in ``relaxed`` (kind -> count)."""
+    try:
+        return HandSampler(hidden)
+    except SamplingError:
+        pass
+    relaxations = [
+        ("kept_trumps", lambda h: setattr(h, "trump_floors", [0] * h.num_players)),
+        ("trump_caps", lambda h: setattr(h, "trump_caps", list(h.hidden_counts))),
+        ("dead_stock", lambda h: setattr(h, "dead_forbidden", 0)),
+        ("voids", lambda h: setattr(h, "forbidden", [0] * h.num_players)),
+    ]
+    for name, relax in relaxations:
+        relaxed[name] = relaxed.get(name, 0) + 1
+        relax(hidden)
+        try:
+            return HandSampler(hidden)
+        except SamplingError:
+            continue
+    raise SamplingError("the unseen cards cannot fill the hands even without constraints")

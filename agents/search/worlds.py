@@ -115,6 +115,16 @@ def sample_worlds(
     state.hands[:] = hands
     state.stock[:] = stock
     state.in_stock[:] = in_stock
+    copy_public(state, view, game, config)
+    state.trick[:] = -1
+    state.trick_leader[:] = -1
+    state.low_team[:] = -1
+    return state, relaxed
+
+
+def copy_public(state: PedroState, view: PublicView, game: int, config: PedroConfig) -> None:
+    """Write game ``game``'s public facts of ``view`` into every game of ``state`` (relative seats become absolute:
+    the viewer sits at seat 0, to act), the match score from ``to_go``; the last trick is not in a view (-1)."""
     state.phase[:] = view.phase[game]
     state.actor[:] = 0
     state.dealer[:] = view.dealer[game]
@@ -128,13 +138,24 @@ def sample_worlds(
     state.open_draws[:] = view.open_draws[game]
     state.set_aside[:] = view.set_aside[game]
     state.robbing[:] = view.robbing[game]
-    state.trick[:] = -1
-    state.trick_leader[:] = -1
     state.last_trick[:] = -1
     state.last_trick_winner[:] = -1
-    state.low_team[:] = -1
     state.scores[:] = config.target_score - np.minimum(view.to_go[game], to_go_cap(config)).astype(np.int32)
-    return state, relaxed
+
+
+def auction_start(worlds: PedroState, dealt: np.ndarray) -> PedroState:
+    """A copy of ``worlds`` as their deal began: ``dealt`` (W, n) uint64 hands, nobody has spoken, the stock whole."""
+    auction = worlds.copy()
+    auction.hands[:] = dealt
+    auction.phase[:] = BID
+    auction.trump[:] = -1
+    auction.discards[:] = NO_CARDS
+    auction.done[:] = False
+    auction.drawn[:] = 0
+    auction.robbing[:] = False
+    auction.in_stock[:] = True
+    auction.bids[:] = NOT_BID
+    return auction
 
 
 def auction_weights(
@@ -151,18 +172,8 @@ def auction_weights(
     encoder = ObservationEncoder(config, tables)
     dealer = int(view.dealer[game])
     bids = [int(x) for x in view.bids[game]]
-    auction = worlds.copy()
-    auction.phase[:] = BID
-    auction.trump[:] = -1
-    auction.discards[:] = NO_CARDS
-    auction.done[:] = False
-    auction.drawn[:] = 0
-    auction.robbing[:] = False
-    auction.in_stock[:] = True
     # the hands as dealt: the discards go back where they came from (the viewer's own hand matters to nobody)
-    for seat in range(n):
-        auction.hands[:, seat] |= view.discards[game, seat]
-    auction.bids[:] = NOT_BID
+    auction = auction_start(worlds, worlds.hands | view.discards[game][None, :])
     high, maker = 0, -1
     mismatches = np.zeros(worlds.batch_size)
     for offset in range(1, n + 1):  # eldest first, the dealer last
@@ -182,3 +193,39 @@ def auction_weights(
         if bids[seat] > high:
             high, maker = bids[seat], seat
     return strictness**mismatches
+
+
+def play_worlds(view: PublicView, game: int, config: PedroConfig, deals: list[list[int]]) -> PedroState:
+    """Engine states of game ``game`` of ``view`` in the play phase, one per sampled deal (``deals[w][seat]``: the
+    int card set of relative seat ``seat``, seat 0 ignored: the viewer holds its own hand), the viewer at seat 0
+    and to act. The unseen cards no hand holds make the dead stock. Everything public is copied from the view."""
+    n, stock_size = config.num_players, config.stock_size
+    tables = RuleTables.for_variant(config.variant)
+    count = len(deals)
+    hands = np.array([[int(view.hand[game])] + [int(h) for h in deal[1:n]] for deal in deals], dtype=np.uint64)
+    unseen = np.uint64(_unseen(view, game))
+    dead = unseen & ~np.bitwise_or.reduce(hands[:, 1:], axis=1)
+    stock_left = int(view.stock_left[game])
+    state = PedroState.empty(config, count)
+    state.hands[:] = hands
+    for world in range(count):
+        cards = _card_ids(int(dead[world]))[:stock_left]
+        state.stock[world, stock_size - cards.size :] = cards
+        state.in_stock[world, stock_size - stock_left :] = True
+    copy_public(state, view, game, config)
+    trump = int(view.trump[game])
+    state.trick[:] = view.trick[game]
+    state.trick_leader[:] = view.trick_leader[game]
+    state.trick_size[:] = int((view.trick[game] >= 0).sum())
+    state.tricks_done[:] = view.tricks_done[game]
+    state.played[:] = view.played[game]
+    state.voids[:] = view.voids[game]
+    state.won[:] = view.won[game]
+    low = np.uint64(1) << np.uint64(int(tables.low_card[trump]))
+    at_play_start = hands | view.played[game][None, :]
+    state.low_team[:] = -1
+    for world in range(count):
+        seats = np.flatnonzero(at_play_start[world] & low)
+        if seats.size:
+            state.low_team[world] = config.team_of_seat[seats[0]]
+    return state
