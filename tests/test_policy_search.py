@@ -194,3 +194,18 @@ def test_bad_options_are_one_agent_spec_error(options: str) -> None:
 def test_rules_the_policy_cannot_read_are_refused_by_name() -> None:
     with pytest.raises(AgentSpecError, match="search:policy.*observation layout"):
         make_agent("search:policy", pedro_env.make_config(num_players=3, scoring="simple"))
+
+
+def test_a_greedy_policy_skips_forced_moves_and_chooses_as_one_full_forward() -> None:
+    """PolicyAgent.act (greedy) runs the network on the rows with a choice only; every row's action is the argmax
+    of the masked logits of one forward over all rows."""
+    config = pedro_env.make_config()
+    policy = make_agent("pretrained", config)
+    compared = forced = 0
+    for _, result, _ in greedy_positions({}, steps=60, seed=81, games=16):
+        masks = result.action_mask.astype(bool)
+        want = policy.log_probabilities(result.observation, masks).argmax(axis=1)
+        assert policy.act(result.observation, masks, np.random.default_rng(0)).tolist() == want.tolist()
+        compared += len(masks)
+        forced += int((masks.sum(axis=1) == 1).sum())
+    assert forced > 50 and compared > forced
