@@ -31,7 +31,7 @@ import numpy as np
 from agents.policy import PolicyAgent
 from agents.search.agent import current_trick
 from agents.search.knowledge import hidden_cards
-from agents.search.lookahead import LookaheadAgent, Search, turn_digest
+from agents.search.lookahead import LookaheadAgent, Search
 from agents.search.sampler import relaxed_sampler
 from agents.search.worlds import auction_start, play_worlds, sample_worlds
 from pedro_env.actions import PASS_ACTION, PLAY_OFFSET, TRUMP_OFFSET
@@ -233,18 +233,11 @@ class PolicySearchAgent(LookaheadAgent):
     # ------------------------------------------------------------------ candidates
 
     def _guided_bid(self, view: PublicView, game: int, mask: np.ndarray, prior: np.ndarray) -> Search | int:
-        high = max(0, int(view.bids[game].max()))
-        needed = max(self.config.min_bid, high + 1)
-        top = needed if int(view.dealer[game]) == 0 else min(self.config.total_points, needed + self.bid_span)
-        candidates = [PASS_ACTION] * bool(mask[PASS_ACTION]) + [bid for bid in range(needed, top + 1) if mask[bid]]
-        favourite = int(prior.argmax())
-        if favourite == PASS_ACTION and mask[PASS_ACTION]:
-            hand = np.array([[int(view.hand[game]) >> c & 1 for c in range(52)]], dtype=bool)
-            estimate = float(self.model.estimate_points(hand, view.dealer[game : game + 1] == 0).max())
-            if estimate + self.hopeless < needed:
-                self.stats.pruned_bids += 1
-                return PASS_ACTION
-        return self._guided_search(view, game, candidates, prior, "bid")
+        """Pass unsearched when the policy passes and the hand is hopeless; else the search over the bid candidates."""
+        if int(prior.argmax()) == PASS_ACTION and mask[PASS_ACTION] and self.hopeless_hand(view, game):
+            self.stats.pruned_bids += 1
+            return PASS_ACTION
+        return self._guided_search(view, game, self.bid_candidates(view, game, mask), prior, "bid")
 
     def _ordered(self, candidates: list[int], prior: np.ndarray) -> list[int]:
         """The candidates worth searching, most probable first: the favourite always, the others above ``prune``."""
@@ -286,14 +279,12 @@ class PolicySearchAgent(LookaheadAgent):
         scaled = self.temper * log_likelihood
         return np.exp(scaled - scaled.max())
 
-    def _worlds(self, view: PublicView, game: int) -> tuple[PedroState, np.ndarray]:
-        rng = np.random.default_rng([self.seed, turn_digest(view, game)])
-        worlds, relaxed = sample_worlds(view, game, self.world_config, self.samples, rng)
-        self.stats.relaxed_worlds += relaxed
+    def world_weights(self, worlds: PedroState, view: PublicView, game: int) -> np.ndarray:
+        """(W,) float: each world's tempered likelihood under the policy (every world alike with ``temper=0``)."""
         if self.temper == 0:
-            return worlds, np.ones(worlds.batch_size)
+            return np.ones(worlds.batch_size)
         likelihood = policy_log_likelihood(worlds, view, game, self.world_config, self.policy, self.floor)
-        return worlds, self._tempered(likelihood)
+        return self._tempered(likelihood)
 
     def _play_search(
         self, view: PublicView, observation: np.ndarray, game: int, mask: np.ndarray, prior: np.ndarray
@@ -305,8 +296,6 @@ class PolicySearchAgent(LookaheadAgent):
         rnd = random.Random(self.seed * 1_000_003 + int.from_bytes(digest, "little"))
         sampler = relaxed_sampler(hidden_cards(view, game, self.tables, kept_trumps=True), self.relaxed)
         worlds = play_worlds(view, game, self.world_config, [sampler.sample(rnd) for _ in range(self.play_samples)])
-        weights = np.ones(worlds.batch_size)
-        if self.temper > 0:
-            likelihood = policy_log_likelihood(worlds, view, game, self.world_config, self.policy, self.floor)
-            weights = self._tempered(likelihood)
-        return Search(game, "play", candidates, worlds, weights, trump=int(view.trump[game]))
+        return Search(
+            game, "play", candidates, worlds, self.world_weights(worlds, view, game), trump=int(view.trump[game])
+        )

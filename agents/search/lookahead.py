@@ -232,10 +232,7 @@ class LookaheadAgent(Agent):
         if phase == DISCARD:
             return self._discard_values(view, legal)
         if phase == BID:
-            high = max(0, int(view.bids[0].max()))
-            needed = max(self.config.min_bid, high + 1)
-            top = needed if int(view.dealer[0]) == 0 else min(self.config.total_points, needed + self.bid_span)
-            candidates = [PASS_ACTION] * bool(mask[PASS_ACTION]) + [bid for bid in range(needed, top + 1) if mask[bid]]
+            candidates = self.bid_candidates(view, 0, mask)
         else:
             candidates = self._trump_candidates(mask)
         candidates += [action for action in include if action in legal and action not in candidates]
@@ -275,19 +272,25 @@ class LookaheadAgent(Agent):
 
     def _bid_search(self, view: PublicView, observation: np.ndarray, game: int, mask: np.ndarray) -> Search | int:
         """Pass or bid: the action when no search is needed, else the search to run."""
-        config = self.config
-        high = max(0, int(view.bids[game].max()))
-        needed = max(config.min_bid, high + 1)
-        may_pass = bool(mask[PASS_ACTION])
-        hand = bits_to_cards(view.hand[game : game + 1])
-        estimate = float(self.model.estimate_points(hand, view.dealer[game : game + 1] == 0).max())
-        if may_pass and estimate + self.hopeless < needed:
+        if mask[PASS_ACTION] and self.hopeless_hand(view, game):
             self.stats.pruned_bids += 1
             return PASS_ACTION
-        last_to_speak = int(view.dealer[game]) == 0
-        top = needed if last_to_speak else min(config.total_points, needed + self.bid_span)
-        bids = [bid for bid in range(needed, top + 1) if mask[bid]]
-        return self._action_search(view, observation, game, ([PASS_ACTION] if may_pass else []) + bids, "bid")
+        return self._action_search(view, observation, game, self.bid_candidates(view, game, mask), "bid")
+
+    def bid_candidates(self, view: PublicView, game: int, mask: np.ndarray) -> list[int]:
+        """Pass (when legal) and the legal bids from the one needed up to ``bid_span`` above it (the dealer, last
+        to speak, only the one needed)."""
+        needed = max(self.config.min_bid, int(view.bids[game].max()) + 1)
+        top = needed if int(view.dealer[game]) == 0 else min(self.config.total_points, needed + self.bid_span)
+        return [PASS_ACTION] * bool(mask[PASS_ACTION]) + [bid for bid in range(needed, top + 1) if mask[bid]]
+
+    def hopeless_hand(self, view: PublicView, game: int) -> bool:
+        """Whether the viewer's best estimate (:meth:`HeuristicAgent.estimate_points`) is more than ``hopeless``
+        points short of the bid needed."""
+        needed = max(self.config.min_bid, int(view.bids[game].max()) + 1)
+        hand = bits_to_cards(view.hand[game : game + 1])
+        estimate = float(self.model.estimate_points(hand, view.dealer[game : game + 1] == 0).max())
+        return estimate + self.hopeless < needed
 
     @staticmethod
     def _trump_candidates(mask: np.ndarray) -> list[int]:
@@ -352,8 +355,11 @@ class LookaheadAgent(Agent):
         rng = np.random.default_rng([self.seed, digest])
         worlds, relaxed = sample_worlds(view, game, self.world_config, self.samples, rng)
         self.stats.relaxed_worlds += relaxed
-        weights = auction_weights(worlds, view, game, self.world_config, self.world_model, self.infer)
-        return worlds, weights
+        return worlds, self.world_weights(worlds, view, game)
+
+    def world_weights(self, worlds: PedroState, view: PublicView, game: int) -> np.ndarray:
+        """(W,) float: how much each world of game ``game`` counts (:func:`auction_weights`, ``infer``)."""
+        return auction_weights(worlds, view, game, self.world_config, self.world_model, self.infer)
 
     def _run(self, searches: list[Search]) -> None:
         """Play every candidate of every search in every one of its worlds, all in one engine batch, and record
