@@ -455,7 +455,7 @@ def test_a_policy_played_under_other_rules_than_its_training_says_so(
     assert "note" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("partner_opponents", ["pool", "baselines"])
+@pytest.mark.parametrize("partner_opponents", ["pool", "baselines", "partner"])
 def test_opponent_and_partner_games_seat_the_right_players(partner_opponents: str) -> None:
     trainer = Trainer(
         tiny_config(num_envs=400, opponent_share=0.3, partner_share=0.3, partner_opponents=partner_opponents)
@@ -475,13 +475,15 @@ def test_opponent_and_partner_games_seat_the_right_players(partner_opponents: st
         assert policy_seats in (1, 2)  # a partner game leaves the policy one seat of its team
         if policy_seats == 1:
             assert controller[game, mine].max() < baselines  # partners are baselines
+            if partner_opponents == "partner":  # the other team is two of the partner's baseline
+                assert controller[game, ~mine][0] == controller[game, mine].max()
         kind = "partner" if policy_seats == 1 else "opponent"
         kinds[kind] += 1
         other_team[kind].add(int(controller[game, ~mine][0]))
     kinds["self"] = int(self_play.sum())
     assert all(60 < count < 180 for count in kinds.values()), kinds
     assert other_team["opponent"] == set(range(len(trainer.pool)))
-    if partner_opponents == "baselines":
+    if partner_opponents in ("baselines", "partner"):
         assert other_team["partner"] == set(range(baselines))
     else:
         assert other_team["partner"] == set(range(len(trainer.pool)))

@@ -109,7 +109,8 @@ class TrainConfig:
     partner_share: float = 0.45
     """Share of games in which one seat of the policy's team is a baseline partner (against ``partner_opponents``)."""
     partner_opponents: str = "pool"
-    """The other team in partner games: ``pool`` (any pool member, as in opponent games) or ``baselines``."""
+    """The other team in partner games: ``pool`` (any pool member, as in opponent games), ``baselines``, or
+    ``partner`` (two of the partner's own baseline, as in the gauntlet's partner entries)."""
     baseline_opponents: tuple[str, ...] = ("rule:heuristic", "rule:cautious")
     """Agent specs that join the opponent pool (any spec of agents.make_agent; empty: league only)."""
     league_size: int = 5
@@ -202,7 +203,7 @@ class TrainConfig:
 
 DEVICES = ("auto", "cpu", "cuda")
 MAX_HIDDEN = 65_536  # units per hidden layer
-PARTNER_OPPONENTS = ("pool", "baselines")
+PARTNER_OPPONENTS = ("pool", "baselines", "partner")
 OPPONENT_SAMPLINGS = ("uniform", "pfsp")
 PHASE_NAMES = ("bid", "trump", "discard", "play")
 TEACHER_SIDES = ("maker", "defender")

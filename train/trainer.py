@@ -192,8 +192,9 @@ class Trainer(CheckpointState):
         A share ``opponent_share`` is against a pool member (the other team's seats); a share
         ``partner_share`` has one seat of the policy's team played by a baseline (so the policy
         learns to partner players it has not trained with), against a pool member or, with
-        ``partner_opponents: baselines``, a baseline; the rest is self-play. Members and partners
-        are drawn by ``opponent_sampling`` (:mod:`train.league`).
+        ``partner_opponents: baselines``, a baseline, or with ``partner``, two of the partner's own
+        baseline; the rest is self-play. Members and partners are drawn by ``opponent_sampling``
+        (:mod:`train.league`).
         """
         if games.size == 0:
             return
@@ -208,6 +209,8 @@ class Trainer(CheckpointState):
         if config.partner_opponents == "baselines" and rows.size:
             opponents[rows] = pool.sample_opponents(rows.size, self.rng, baselines_only=True)
         partners = pool.sample_partners(count, self.rng)
+        if config.partner_opponents == "partner":
+            opponents[rows] = partners[rows]  # pool indices 0 .. len(baselines) - 1 are the baselines
         other_team = self.team_of_seat[None, :] != teams[:, None]
         controller = np.where(against[:, None] & other_team, opponents[:, None], -1).astype(np.int64)
         partner_seat = teams + 2 * partner_position  # the team's seats are t and t + 2
