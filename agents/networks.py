@@ -12,6 +12,7 @@ sample, argmax or probability can reach them) and their terms are left out of th
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -98,26 +99,48 @@ class ActorCritic(nn.Module):
             self.actor = mlp(shape.observation_size, shape.hidden_sizes, shape.num_actions, output_gain=0.01)
             self.critic = mlp(shape.critic_input_size, shape.hidden_sizes, 1, output_gain=1.0)
 
+    def scaled_observations(self, observations: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """(B, D) uint8 observations -> (B, D) ``dtype`` in [0, 1]: the actor's (and a shared trunk's) input."""
+        return _scaled(observations, self.actor_scale, dtype)
+
+    def scaled_critic_inputs(self, critic_inputs: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """(B, C) uint8 critic inputs -> (B, C) ``dtype`` in [0, 1]: the critic's input."""
+        return _scaled(critic_inputs, self.critic_scale, dtype)
+
+    def _actor_input(self, observations: torch.Tensor) -> torch.Tensor:
+        if observations.is_floating_point():
+            return observations
+        return self.scaled_observations(observations, _input_dtype(observations, self))
+
     def logits(self, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-        """(B, D) uint8 observations, (B, A) bool masks -> (B, A) float32 masked logits."""
-        inputs = observations.float() * self.actor_scale
-        raw = self.policy_head(self.trunk(inputs)) if self.shape.shared_trunk else self.actor(inputs)
-        return raw.masked_fill(~masks, MASKED_LOGIT)
+        """(B, D) uint8 observations (or already scaled, floating), (B, A) bool masks -> (B, A) float32 masked
+        logits."""
+        inputs = self._actor_input(observations)
+        if self.shape.shared_trunk:
+            raw = self.policy_head(self.trunk(inputs))
+        else:
+            raw = self.actor(inputs)
+        return raw.float().masked_fill(~masks, MASKED_LOGIT)
 
     def value(self, critic_inputs: torch.Tensor) -> torch.Tensor:
-        """(B, C) uint8 critic inputs -> (B,) float32 values."""
-        inputs = critic_inputs.float() * self.critic_scale
-        raw = self.value_head(self.trunk(inputs)) if self.shape.shared_trunk else self.critic(inputs)
-        return raw.squeeze(-1)
+        """(B, C) uint8 critic inputs (or already scaled, floating) -> (B,) float32 values."""
+        inputs = critic_inputs
+        if not critic_inputs.is_floating_point():
+            inputs = self.scaled_critic_inputs(critic_inputs, _input_dtype(critic_inputs, self))
+        if self.shape.shared_trunk:
+            raw = self.value_head(self.trunk(inputs))
+        else:
+            raw = self.critic(inputs)
+        return raw.float().squeeze(-1)
 
     def logits_and_value(
         self, observations: torch.Tensor, masks: torch.Tensor, critic_inputs: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Both at once (one pass through a shared trunk); ``critic_inputs`` default to the observations."""
         if self.shape.shared_trunk:
-            hidden = self.trunk(observations.float() * self.actor_scale)
-            logits = self.policy_head(hidden).masked_fill(~masks, MASKED_LOGIT)
-            return logits, self.value_head(hidden).squeeze(-1)
+            hidden = self.trunk(self._actor_input(observations))
+            logits = self.policy_head(hidden).float().masked_fill(~masks, MASKED_LOGIT)
+            return logits, self.value_head(hidden).float().squeeze(-1)
         return self.logits(observations, masks), self.value(observations if critic_inputs is None else critic_inputs)
 
     def forward(
@@ -125,6 +148,27 @@ class ActorCritic(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`logits_and_value` (the call DistributedDataParallel wraps)."""
         return self.logits_and_value(observations, masks, critic_inputs)
+
+
+def _scaled(rows: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """uint8 ``rows`` times the per-column ``scale``, computed in ``dtype`` (bfloat16 holds every byte exactly)."""
+    if dtype == torch.float32:
+        return rows.float() * scale.float()
+    return rows.to(dtype).mul_(scale.to(dtype))
+
+
+def _input_dtype(rows: torch.Tensor, network: nn.Module) -> torch.dtype:
+    """Inputs are scaled in the dtype of an active autocast, else in the network's own (a bfloat16 copy's)."""
+    device_type = rows.device.type
+    if torch.is_autocast_enabled(device_type):
+        return torch.get_autocast_dtype(device_type)
+    return network.actor_scale.dtype
+
+
+def hidden_precision(device_type: str, dtype: torch.dtype) -> contextlib.AbstractContextManager:
+    """A context in which an :class:`ActorCritic` computes in ``dtype`` on ``device_type`` (a bfloat16 autocast:
+    weights, optimizer and outputs stay float32; float32: no change)."""
+    return contextlib.nullcontext() if dtype == torch.float32 else torch.autocast(device_type, dtype=dtype)
 
 
 def logit_layers(network: ActorCritic) -> list[nn.Linear]:
@@ -138,21 +182,24 @@ class StackedLogits:
     """The masked logits of S networks of one shape in one batched pass: each layer's weights stacked (S, in, out),
     so S frozen policies (a league) cost one matrix product per layer instead of S."""
 
-    def __init__(self, networks: Sequence[ActorCritic]) -> None:
+    def __init__(self, networks: Sequence[ActorCritic], dtype: torch.dtype = torch.float32) -> None:
+        """``dtype``: the arithmetic (bfloat16 as training's ``precision``; the logits come out float32)."""
         layers = [logit_layers(network) for network in networks]
-        self.weights = [torch.stack([own[i].weight.detach().T for own in layers]) for i in range(len(layers[0]))]
-        self.biases = [torch.stack([own[i].bias.detach()[None, :] for own in layers]) for i in range(len(layers[0]))]
+        count = len(layers[0])
+        self.weights = [torch.stack([own[i].weight.detach().T for own in layers]).to(dtype) for i in range(count)]
+        self.biases = [torch.stack([own[i].bias.detach()[None, :] for own in layers]).to(dtype) for i in range(count)]
+        self.dtype = dtype
         self.scale = torch.stack([network.actor_scale for network in networks])[:, None, :]  # (S, 1, D)
 
     @torch.no_grad()
     def __call__(self, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
         """(S, R, D) uint8 observations, (S, R, A) bool masks (row r of network s) -> (S, R, A) float32 logits."""
-        hidden = observations.float() * self.scale
+        hidden = _scaled(observations, self.scale, self.dtype)
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
             hidden = torch.baddbmm(bias, hidden, weight)
             if index < len(self.weights) - 1:
                 hidden = torch.relu(hidden)
-        return hidden.masked_fill(~masks, MASKED_LOGIT)
+        return hidden.float().masked_fill(~masks, MASKED_LOGIT)
 
 
 def masked_log_probs(logits: torch.Tensor) -> torch.Tensor:
@@ -163,7 +210,8 @@ def masked_log_probs(logits: torch.Tensor) -> torch.Tensor:
 def masked_entropy(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
     """(B,) entropy over the legal actions only (masked entries contribute exactly 0)."""
     log_probs = masked_log_probs(logits)
-    terms = torch.where(masks, log_probs.exp() * log_probs, torch.zeros_like(log_probs))
+    # softmax, not exp(log_probs): exp of the masked entries' -1e9 takes a slow path (13x on a CPU)
+    terms = torch.where(masks, torch.softmax(logits, dim=-1) * log_probs, torch.zeros_like(log_probs))
     return -terms.sum(dim=-1)
 
 

@@ -54,7 +54,7 @@ from pedro_env.cli import (
 from pedro_env.config import ConfigError, PedroConfig
 
 PROG = "pedro-eval"
-DEFAULT_SEARCH_PAIRS = 30  # --gauntlet: pairs per search-agent entry: 60 matches, a 95% interval within about +-13 points
+DEFAULT_SEARCH_PAIRS = 30  # --gauntlet: pairs per search-agent entry (60 matches: a 95% interval within +-13 points)
 DEFAULT_GAUNTLET_PAIRS = 200  # --gauntlet: pairs per other entry when neither --pairs nor --matches is given
 USAGE_ERRORS = (AgentSpecError, ConfigError, EvaluationError, OutputPathError)
 

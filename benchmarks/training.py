@@ -27,7 +27,6 @@ import torch
 from pedro_env.cli import OneLineErrorParser
 from train import distributed
 from train.config import TrainConfigError, load_train_config
-from train.ppo import ppo_update
 from train.trainer import Trainer
 
 RESULT_PREFIX = "benchmarks.training result: "  # the line a rank-0 run prints for --ranks to read
@@ -73,16 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rollout = trainer.collect()
         advantages = trainer.advantages(rollout)
         middle = time.perf_counter()
-        ppo_update(
-            trainer.learner_network,
-            trainer.optimizer,
-            rollout,
-            advantages,
-            config,
-            trainer.rng,
-            trainer.device,
-            batch=trainer.batch,
-        )
+        trainer.update(rollout, advantages, teacher_weight=0.0)  # the update alone (as before the teacher's loss)
         trainer.updates += 1
         end = time.perf_counter()
         collect_s += middle - start
@@ -98,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = collect_s + update_s
     learner_share = float(np.mean(trainer.rollout.learner))
     threads = torch.get_num_threads()
+    precision = str(trainer.precision).removeprefix("torch.")
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
         f"({threads} thread{'s' if threads != 1 else ''}: torch_threads={config.torch_threads}), "
@@ -108,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"config: {args.config} {' '.join(args.set)}: num_envs {config.num_envs}, "
         f"rollout_steps {config.rollout_steps}, "
         f"hidden {list(config.hidden_sizes)}, epochs {config.update_epochs}, minibatches {config.num_minibatches}, "
-        f"opponent_share {config.opponent_share}"
+        f"opponent_share {config.opponent_share}, precision {config.precision} ({precision})"
     )
     where = f" over {ranks.world_size} ranks (the job's; rank 0's split)" if ranks.distributed else ""
     print(f"decisions: {decisions:,} in {args.updates} updates{where} ({100 * learner_share:.0f}% the policy's)")
@@ -116,10 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  collecting: {decisions / collect_s:,.0f} decisions/s ({100 * collect_s / total:.0f}% of the time)")
     print(f"  updating:   {decisions / update_s:,.0f} decisions/s ({100 * update_s / total:.0f}% of the time)")
     matmul = "x".join(str(size) for size in MATMUL_SHAPE)
+    dtypes = (torch.float32,) if trainer.precision == torch.float32 else (torch.float32, trainer.precision)
+    matmuls = ", ".join(f"{matmul_gflops(dtype=dtype):.1f} GFLOP/s in {str(dtype)[6:]}" for dtype in dtypes)
     print(
         f"  the update's arithmetic: {update_flops / update_s / 1e9:.1f} GFLOP/s ({update_flops / 1e9:.1f} GFLOP: "
-        f"forward and backward of {sum(rows_forward):,} rows); a {matmul} matmul in this run: "
-        f"{matmul_gflops():.1f} GFLOP/s"
+        f"forward and backward of {sum(rows_forward):,} rows in {precision}); a {matmul} matmul in "
+        f"this run: {matmuls}"
     )
     print(RESULT_PREFIX + json.dumps({"ranks": ranks.world_size, "decisions_per_s": decisions / wall}))
     return 0
@@ -135,10 +128,10 @@ def forward_flops_per_row(network: torch.nn.Module) -> int:
     )
 
 
-def matmul_gflops(seconds: float = 1.0) -> float:
-    """This machine's pace at a (4096, 256) x (256, 256) float32 matmul with torch's threads, for comparison."""
+def matmul_gflops(seconds: float = 1.0, dtype: torch.dtype = torch.float32) -> float:
+    """This machine's pace at a (4096, 256) x (256, 256) matmul in ``dtype`` with torch's threads, for comparison."""
     rows, inner, columns = MATMUL_SHAPE
-    a, b = torch.randn(rows, inner), torch.randn(inner, columns)
+    a, b = torch.randn(rows, inner, dtype=dtype), torch.randn(inner, columns, dtype=dtype)
     torch.matmul(a, b)
     count, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:

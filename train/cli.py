@@ -54,6 +54,7 @@ from train.rundir import check_new_run_dir, check_not_in_use
 RESUME_KEYS = (
     "total_decisions",
     "device",
+    "precision",
     "torch_threads",
     "eval_interval",
     "eval_opponents",

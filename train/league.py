@@ -73,8 +73,11 @@ class OpponentPool:
         sampling: str = "uniform",
         pfsp_exponent: float = 2.0,
         pfsp_floor: float = 0.05,
+        precision: torch.dtype = torch.float32,
     ) -> None:
+        """``precision``: the league's hidden-layer arithmetic (the trainer's resolved ``precision``)."""
         self.config = config
+        self.precision = precision
         self.baseline_specs = tuple(baseline_specs)
         self.baselines: list[Agent] = [make_agent(spec, config) for spec in baseline_specs]
         # the rule baselines decide together: one compiled call for every personality met
@@ -232,7 +235,7 @@ class OpponentPool:
         policy (Gumbel-max, as :meth:`PolicyAgent.act`), the members' networks stacked into one forward: each
         member's rows padded to the most any member has."""
         if self._stacked is None:
-            self._stacked = StackedLogits([agent.network for agent in self.league])
+            self._stacked = StackedLogits([agent.network for agent in self.league], self.precision)
         counts = np.bincount(members, minlength=len(self.league))
         rows = int(counts.max())
         order = np.argsort(members, kind="stable")

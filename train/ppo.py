@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.networks import masked_entropy, masked_log_probs
+from agents.networks import ActorCritic, hidden_precision, masked_entropy, masked_log_probs
 from pedro_env.actions import NUM_ACTIONS, TRUMP_OFFSET
 from pedro_env.vector import VectorStep
 from train.config import TrainConfig
@@ -166,6 +166,7 @@ def ppo_update(
     device: torch.device,
     teacher_weight: float = 0.0,
     batch: LocalBatch | None = None,
+    precision: torch.dtype = torch.float32,
 ) -> dict[str, float]:
     """Clipped PPO over the learner's decisions of ``rollout``; returns the last minibatch's losses and KL figures.
 
@@ -173,13 +174,15 @@ def ppo_update(
     ``batch`` is a :class:`train.distributed.RankBatch`, and every minibatch is the union of the ranks'
     parts (each rank splits its own decisions into ``num_minibatches``). With ``teacher_weight`` > 0 the
     loss adds that weight times the cross-entropy of the policy to the teacher's actions
-    (``rollout.teacher_actions``, where given): kickstarting.
+    (``rollout.teacher_actions``, where given): kickstarting. ``precision``: the network's arithmetic
+    (bfloat16: an autocast around the forward; the losses and the optimizer stay float32).
     """
     batch = batch or LocalBatch()
     chosen = np.flatnonzero(rollout.learner.reshape(-1))
     if batch.total(chosen.size) == 0:
         return {}
-    data = UpdateData.gather(rollout, advantages, chosen, device, config, teacher_weight)
+    inputs_of: ActorCritic = getattr(network, "module", network)  # a DistributedDataParallel wrapper's own network
+    data = UpdateData.gather(rollout, advantages, chosen, device, config, teacher_weight, inputs_of, precision)
     rows = chosen.size
     # every rank must run as many minibatches (each is a collective); one process keeps at most one per row
     minibatches = config.num_minibatches if batch.world_size > 1 else min(config.num_minibatches, rows)
@@ -195,7 +198,15 @@ def ppo_update(
         batch.plan(parts, local_advantages, local_labelled)  # with several ranks: one exchange for the epoch
         for part_number, part in enumerate(parts):
             stats, kl_terms, clip_fraction, teacher_terms = _minibatch_step(
-                network, optimizer, data, torch.from_numpy(part).to(device), config, batch, part_number, teacher_weight
+                network,
+                optimizer,
+                data,
+                torch.from_numpy(part).to(device),
+                config,
+                batch,
+                part_number,
+                teacher_weight,
+                precision,
             )
             clip_fractions.append(clip_fraction)
         # the last minibatch's KL, over every rank's part of it (so every rank stops at the same epoch)
@@ -222,8 +233,8 @@ def ppo_update(
 class UpdateData:
     """The learner's decisions of a rollout as tensors on the learning device, one row each."""
 
-    observations: torch.Tensor
-    critic_inputs: torch.Tensor | None  # None: the critic reads the observations
+    observations: torch.Tensor  # scaled, in the update's precision (each row is read once per epoch)
+    critic_inputs: torch.Tensor | None  # the same; None: the critic reads the observations
     masks: torch.Tensor
     actions: torch.Tensor
     bidding: torch.Tensor  # the decision is a bid (its legal actions lie among pass and the bids)
@@ -243,8 +254,12 @@ class UpdateData:
         device: torch.device,
         config: TrainConfig,
         teacher_weight: float,
+        network: ActorCritic,
+        precision: torch.dtype,
     ) -> UpdateData:
-        """Rows ``chosen`` of the flattened (T * B) rollout, copied to ``device`` once (from pinned memory on a GPU)."""
+        """Rows ``chosen`` of the flattened (T * B) rollout, copied to ``device`` once (from pinned memory on a GPU);
+        the inputs scaled by ``network`` once for every epoch, in ``precision`` (as the acting network scales them
+        inside its autocast)."""
         pinned = device.type == "cuda"
 
         def gather(array: np.ndarray) -> torch.Tensor:
@@ -252,8 +267,10 @@ class UpdateData:
             tensor = torch.from_numpy(flat[chosen])
             return tensor.pin_memory().to(device, non_blocking=True) if pinned else tensor.to(device)
 
-        observations = gather(rollout.observations)
-        critic_inputs = None if rollout.critic_inputs is None else gather(rollout.critic_inputs)
+        observations = network.scaled_observations(gather(rollout.observations), precision)
+        critic_inputs = None
+        if rollout.critic_inputs is not None:
+            critic_inputs = network.scaled_critic_inputs(gather(rollout.critic_inputs), precision)
         masks, actions = gather(rollout.masks), gather(rollout.actions)
         # bidding decisions (legal actions among pass and the bids) may get a larger entropy bonus: they are one
         # decision in ten, so the mean entropy hardly sees them collapse (and a policy that stops trying bids
@@ -287,13 +304,17 @@ def _minibatch_step(
     batch: LocalBatch,
     part_number: int,
     teacher_weight: float,
+    precision: torch.dtype,
 ) -> tuple[dict[str, float], torch.Tensor, float, tuple[torch.Tensor, torch.Tensor] | None]:
     """One gradient step on the rows ``index``: (its losses, its KL terms, its clip fraction, the teacher's loss and
     agreement terms or None)."""
     part_rows = batch.rows(index.numel(), part_number)
-    logits, new_value = network(
-        data.observations[index], data.masks[index], None if data.critic_inputs is None else data.critic_inputs[index]
-    )
+    with hidden_precision(data.observations.device.type, precision):
+        logits, new_value = network(
+            data.observations[index],
+            data.masks[index],
+            None if data.critic_inputs is None else data.critic_inputs[index],
+        )
     log_probs = masked_log_probs(logits)
     new_log_prob = log_probs.gather(1, data.actions[index].unsqueeze(1)).squeeze(1)
     entropy = masked_entropy(logits, data.masks[index])

@@ -52,6 +52,19 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def resolve_precision(name: str, device: torch.device) -> torch.dtype:
+    """``float32`` or ``bfloat16`` as asked; ``auto`` -> bfloat16 where ``device`` multiplies it natively (a CUDA
+    device with bfloat16, a CPU with AVX-512 BF16 or AMX), else float32."""
+    if name == "auto":
+        if device.type == "cuda":
+            native = torch.cuda.is_bf16_supported()
+        else:  # torch's own CPU feature checks (private; absent in some builds: then float32)
+            names = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+            native = any(getattr(torch.cpu, name, None) is not None and getattr(torch.cpu, name)() for name in names)
+        return torch.bfloat16 if native else torch.float32
+    return torch.bfloat16 if name == "bfloat16" else torch.float32
+
+
 class Trainer(CheckpointState):
     """Everything of one run: env, network, optimizer, opponents, counters and RNGs (see the module docstring)."""
 
@@ -73,6 +86,9 @@ class Trainer(CheckpointState):
         if device is None:
             device = rank_device(config.device, ranks) if ranks.distributed else resolve_device(config.device)
         self.device = device
+        # the network's arithmetic in training: the update's on its device, the games' on the CPU
+        self.precision = resolve_precision(config.precision, device)
+        self.acting_precision = resolve_precision(config.precision, torch.device("cpu"))
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)  # the network's initial weights (DistributedDataParallel also sends rank 0's)
@@ -101,7 +117,9 @@ class Trainer(CheckpointState):
         self.network = self.network.to(self.device)
         # the games are played on the CPU: on a GPU the network learns, and a CPU copy acts (weights move once
         # per update, the rollout once to the GPU), instead of a round trip to the GPU at every step
-        self.acting_network = self.network if self.device.type == "cpu" else copy.deepcopy(self.network).to("cpu")
+        # (in bfloat16 a copy in bfloat16: the weights are cast once an update, not at every step)
+        own = self.device.type == "cpu" and self.acting_precision == torch.float32
+        self.acting_network = self.network if own else copy.deepcopy(self.network).to("cpu", self.acting_precision)
         self.learner_network: nn.Module = self.network
         if ranks.distributed:
             self.learner_network = nn.parallel.DistributedDataParallel(
@@ -137,6 +155,7 @@ class Trainer(CheckpointState):
             sampling=config.opponent_sampling,
             pfsp_exponent=config.pfsp_exponent,
             pfsp_floor=config.pfsp_floor,
+            precision=self.acting_precision,
         )
         self.pool.add_snapshot(self.network, 0)
         self.team_of_seat = self.pedro_config.team_of_seat.astype(np.intp)
@@ -415,14 +434,9 @@ class Trainer(CheckpointState):
             return self.config.lr
         return self.config.lr * max(0.0, 1.0 - self.updates / self.num_updates)
 
-    def train_step(self) -> dict[str, float]:
-        """One rollout and one update; returns the update's statistics."""
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate()
-        teacher_weight = self.teacher_weight()
-        rollout = self.collect()
-        advantages = self.advantages(rollout)
-        stats = ppo_update(
+    def update(self, rollout: Rollout, advantages: np.ndarray, teacher_weight: float) -> dict[str, float]:
+        """The PPO update on ``rollout`` (:func:`train.ppo.ppo_update` with this run's network and precision)."""
+        return ppo_update(
             self.learner_network,
             self.optimizer,
             rollout,
@@ -432,7 +446,16 @@ class Trainer(CheckpointState):
             self.device,
             teacher_weight,
             self.batch,
+            self.precision,
         )
+
+    def train_step(self) -> dict[str, float]:
+        """One rollout and one update; returns the update's statistics."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate()
+        teacher_weight = self.teacher_weight()
+        rollout = self.collect()
+        stats = self.update(rollout, self.advantages(rollout), teacher_weight)
         if self.acting_network is not self.network:
             self.acting_network.load_state_dict(self.network.state_dict())
         if self.ranks.distributed:
