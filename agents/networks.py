@@ -192,11 +192,16 @@ class StackedLogits:
         self.scale = torch.stack([network.actor_scale for network in networks])[:, None, :]  # (S, 1, D)
 
     @torch.no_grad()
-    def __call__(self, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-        """(S, R, D) uint8 observations, (S, R, A) bool masks (row r of network s) -> (S, R, A) float32 logits."""
-        hidden = _scaled(observations, self.scale, self.dtype)
+    def __call__(
+        self, observations: torch.Tensor, masks: torch.Tensor, networks: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """(S, R, D) uint8 observations, (S, R, A) bool masks (row r of network s) -> (S, R, A) float32 logits.
+
+        ``networks`` (S,) int64: which of the stacked networks the S slices are for (default: all, in order)."""
+        pick = (lambda stack: stack) if networks is None else (lambda stack: stack.index_select(0, networks))
+        hidden = _scaled(observations, pick(self.scale), self.dtype)
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
-            hidden = torch.baddbmm(bias, hidden, weight)
+            hidden = torch.baddbmm(pick(bias), hidden, pick(weight))
             if index < len(self.weights) - 1:
                 hidden = torch.relu(hidden)
         return hidden.float().masked_fill(~masks, MASKED_LOGIT)

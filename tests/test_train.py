@@ -546,10 +546,17 @@ def test_the_league_acts_in_one_stacked_forward_with_each_member_own_policy() ->
             torch.from_numpy(observations[by_member].reshape(3, 16, -1)),
             torch.from_numpy(masks[by_member].reshape(3, 16, -1)),
         )
+        subset = StackedLogits([agent.network for agent in pool.league])(  # members 2 and 0 alone, in that order
+            torch.from_numpy(observations[by_member].reshape(3, 16, -1)[[2, 0]]),
+            torch.from_numpy(masks[by_member].reshape(3, 16, -1)[[2, 0]]),
+            torch.tensor([2, 0]),
+        )
         for member, agent in enumerate(pool.league):
             rows = np.flatnonzero(members == member)
             own = agent.network.logits(torch.from_numpy(observations[rows]), torch.from_numpy(masks[rows]))
             assert torch.allclose(stacked[member], own, atol=1e-5)
+            if member != 1:
+                assert torch.equal(subset[0 if member == 2 else 1], stacked[member])
         baselines = len(pool.baselines)
         actions = pool.act(baselines + members, observations, step.action_mask, np.random.default_rng(0))
         assert masks[np.arange(48), actions].all()

@@ -240,12 +240,16 @@ class OpponentPool:
         rows = int(counts.max())
         order = np.argsort(members, kind="stable")
         slot = np.arange(members.size) - np.repeat(np.cumsum(counts) - counts, counts)  # row within its member
-        stacked_obs = np.zeros((len(self.league), rows, observations.shape[1]), dtype=np.uint8)
-        stacked_masks = np.zeros((len(self.league), rows, action_masks.shape[1]), dtype=bool)
-        stacked_obs[members[order], slot] = observations[order]
-        stacked_masks[members[order], slot] = action_masks[order]
-        logits = self._stacked(torch.from_numpy(stacked_obs), torch.from_numpy(stacked_masks))
-        chosen = logits[torch.from_numpy(members[order]), torch.from_numpy(slot)].numpy()
+        active = np.flatnonzero(counts)  # only the members met in this step are stacked
+        place = np.full(len(self.league), -1, dtype=np.int64)
+        place[active] = np.arange(active.size)
+        stacked_obs = np.zeros((active.size, rows, observations.shape[1]), dtype=np.uint8)
+        stacked_masks = np.zeros((active.size, rows, action_masks.shape[1]), dtype=bool)
+        stacked_obs[place[members[order]], slot] = observations[order]
+        stacked_masks[place[members[order]], slot] = action_masks[order]
+        networks = None if active.size == len(self.league) else torch.from_numpy(active)
+        logits = self._stacked(torch.from_numpy(stacked_obs), torch.from_numpy(stacked_masks), networks)
+        chosen = logits[torch.from_numpy(place[members[order]]), torch.from_numpy(slot)].numpy()
         actions = np.empty(members.size, dtype=np.int64)
         actions[order] = gumbel_max_actions(chosen, rng)
         return actions
