@@ -258,9 +258,11 @@ def model_tensors(trainer: Trainer) -> dict[str, torch.Tensor]:
     return {name: tensor.clone() for name, tensor in trainer.network.state_dict().items()}
 
 
-@pytest.mark.parametrize("sampling", ["uniform", "pfsp"])
-def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path: Path, sampling: str) -> None:
-    config = tiny_config(opponent_sampling=sampling, partner_share=0.3, bid_entropy_boost=3.0)
+@pytest.mark.parametrize(("sampling", "precision"), [("uniform", "float32"), ("pfsp", "float32"), ("pfsp", "bfloat16")])
+def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(
+    tmp_path: Path, sampling: str, precision: str
+) -> None:
+    config = tiny_config(opponent_sampling=sampling, partner_share=0.3, bid_entropy_boost=3.0, precision=precision)
     whole = run_training(config, tmp_path / "whole", progress=False)
     first = run_training(config, tmp_path / "split", progress=False, max_updates=2)
     assert first.decisions < config.total_decisions
