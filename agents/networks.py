@@ -165,7 +165,7 @@ def _input_dtype(rows: torch.Tensor, network: nn.Module) -> torch.dtype:
     return network.actor_scale.dtype
 
 
-def hidden_precision(device_type: str, dtype: torch.dtype) -> contextlib.AbstractContextManager:
+def autocast_precision(device_type: str, dtype: torch.dtype) -> contextlib.AbstractContextManager:
     """A context in which an :class:`ActorCritic` computes in ``dtype`` on ``device_type`` (a bfloat16 autocast:
     weights, optimizer and outputs stay float32; float32: no change)."""
     return contextlib.nullcontext() if dtype == torch.float32 else torch.autocast(device_type, dtype=dtype)

@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rollout = trainer.collect()
         advantages = trainer.advantages(rollout)
         middle = time.perf_counter()
-        trainer.update(rollout, advantages, teacher_weight=0.0)  # the update alone (as before the teacher's loss)
+        trainer.update(rollout, advantages, teacher_weight=0.0)  # without the teacher's loss, as this bench always ran
         trainer.updates += 1
         end = time.perf_counter()
         collect_s += middle - start
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = collect_s + update_s
     learner_share = float(np.mean(trainer.rollout.learner))
     threads = torch.get_num_threads()
-    precision = str(trainer.precision).removeprefix("torch.")
+    precision = dtype_name(trainer.precision)
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
         f"({threads} thread{'s' if threads != 1 else ''}: torch_threads={config.torch_threads}), "
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  updating:   {decisions / update_s:,.0f} decisions/s ({100 * update_s / total:.0f}% of the time)")
     matmul = "x".join(str(size) for size in MATMUL_SHAPE)
     dtypes = (torch.float32,) if trainer.precision == torch.float32 else (torch.float32, trainer.precision)
-    matmuls = ", ".join(f"{matmul_gflops(dtype=dtype):.1f} GFLOP/s in {str(dtype)[6:]}" for dtype in dtypes)
+    matmuls = ", ".join(f"{matmul_gflops(dtype=dtype):.1f} GFLOP/s in {dtype_name(dtype)}" for dtype in dtypes)
     print(
         f"  the update's arithmetic: {update_flops / update_s / 1e9:.1f} GFLOP/s ({update_flops / 1e9:.1f} GFLOP: "
         f"forward and backward of {sum(rows_forward):,} rows in {precision}); a {matmul} matmul in "
@@ -126,6 +126,11 @@ def forward_flops_per_row(network: torch.nn.Module) -> int:
     return sum(
         2 * layer.in_features * layer.out_features for layer in network.modules() if isinstance(layer, torch.nn.Linear)
     )
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.bfloat16`` -> ``bfloat16``."""
+    return str(dtype).removeprefix("torch.")
 
 
 def matmul_gflops(seconds: float = 1.0, dtype: torch.dtype = torch.float32) -> float:

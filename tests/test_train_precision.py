@@ -14,7 +14,7 @@ pytest.importorskip("tensorboard")
 
 from test_train import tiny_config  # noqa: E402
 
-from agents.networks import StackedLogits, hidden_precision, masked_log_probs  # noqa: E402
+from agents.networks import StackedLogits, autocast_precision, masked_log_probs  # noqa: E402
 from pedro_env.vector import PedroVectorEnv  # noqa: E402
 from train.config import TrainConfigError, make_train_config  # noqa: E402
 from train.trainer import Trainer, resolve_precision  # noqa: E402
@@ -66,7 +66,7 @@ def test_the_update_computes_the_log_probabilities_the_games_were_played_with() 
     observations = torch.from_numpy(rollout.observations.reshape(-1, rollout.observations.shape[-1])[rows])
     masks = torch.from_numpy(rollout.masks.reshape(-1, rollout.masks.shape[-1])[rows])
     actions = torch.from_numpy(rollout.actions.reshape(-1)[rows])
-    with torch.no_grad(), hidden_precision("cpu", torch.bfloat16):
+    with torch.no_grad(), autocast_precision("cpu", torch.bfloat16):
         scaled = trainer.network.scaled_observations(observations, torch.bfloat16)
         logits, values = trainer.network(scaled, masks)
     assert logits.dtype == torch.float32 and values.dtype == torch.float32

@@ -75,7 +75,7 @@ class OpponentPool:
         pfsp_floor: float = 0.05,
         precision: torch.dtype = torch.float32,
     ) -> None:
-        """``precision``: the league's hidden-layer arithmetic (the trainer's resolved ``precision``)."""
+        """``precision``: the league's arithmetic (the trainer's resolved ``precision`` for the CPU)."""
         self.config = config
         self.precision = precision
         self.baseline_specs = tuple(baseline_specs)
@@ -233,7 +233,7 @@ class OpponentPool:
     ) -> np.ndarray:
         """(G,) league members, (G, D) observations, (G, 133) masks -> (G,) actions sampled from each member's
         policy (Gumbel-max, as :meth:`PolicyAgent.act`), the members' networks stacked into one forward: each
-        member's rows padded to the most any member has."""
+        member met in the step stacked, its rows padded to the most any member has."""
         if self._stacked is None:
             self._stacked = StackedLogits([agent.network for agent in self.league], self.precision)
         counts = np.bincount(members, minlength=len(self.league))
@@ -245,11 +245,12 @@ class OpponentPool:
         place[active] = np.arange(active.size)
         stacked_obs = np.zeros((active.size, rows, observations.shape[1]), dtype=np.uint8)
         stacked_masks = np.zeros((active.size, rows, action_masks.shape[1]), dtype=bool)
-        stacked_obs[place[members[order]], slot] = observations[order]
-        stacked_masks[place[members[order]], slot] = action_masks[order]
+        stack = place[members[order]]  # each row's slice of the stack, in ``order``
+        stacked_obs[stack, slot] = observations[order]
+        stacked_masks[stack, slot] = action_masks[order]
         networks = None if active.size == len(self.league) else torch.from_numpy(active)
         logits = self._stacked(torch.from_numpy(stacked_obs), torch.from_numpy(stacked_masks), networks)
-        chosen = logits[torch.from_numpy(place[members[order]]), torch.from_numpy(slot)].numpy()
+        chosen = logits[torch.from_numpy(stack), torch.from_numpy(slot)].numpy()
         actions = np.empty(members.size, dtype=np.int64)
         actions[order] = gumbel_max_actions(chosen, rng)
         return actions

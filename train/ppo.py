@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.networks import ActorCritic, hidden_precision, masked_entropy, masked_log_probs
+from agents.networks import ActorCritic, autocast_precision, masked_entropy, masked_log_probs
 from pedro_env.actions import NUM_ACTIONS, TRUMP_OFFSET
 from pedro_env.vector import VectorStep
 from train.config import TrainConfig
@@ -309,7 +309,7 @@ def _minibatch_step(
     """One gradient step on the rows ``index``: (its losses, its KL terms, its clip fraction, the teacher's loss and
     agreement terms or None)."""
     part_rows = batch.rows(index.numel(), part_number)
-    with hidden_precision(data.observations.device.type, precision):
+    with autocast_precision(data.observations.device.type, precision):
         logits, new_value = network(
             data.observations[index],
             data.masks[index],
