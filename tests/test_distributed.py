@@ -37,6 +37,7 @@ from train.distributed import (  # noqa: E402
     RankBatch,
     Ranks,
     RanksError,
+    leave,
     rank_device,
     ranks_from_environment,
 )
@@ -93,6 +94,13 @@ def _join(rank: int, world_size: int, init_file: str) -> Exchange:
     return Exchange(Ranks(rank, world_size, rank, world_size))
 
 
+def _leave(exchange: Exchange) -> None:
+    """The ranks leave together, as pedro-train's do, through its ``leave`` (the caller has dropped its
+    DistributedDataParallel wrapper: one that outlives its group aborts the process at exit)."""
+    exchange.barrier()
+    leave()
+
+
 def _synthetic_rollout(games: int, seed: int) -> tuple[Rollout, np.ndarray]:
     """A rollout of random decisions (legal actions, labels for the teacher on some) and its advantages."""
     config = make_config()
@@ -144,7 +152,8 @@ def _gradient_rank(rank: int, world_size: int, init_file: str, games: int, cut: 
     ppo_update(learner, optimizer, own, own_advantages, config, rng, torch.device("cpu"), 0.5, RankBatch(exchange))
     if rank == 0:
         np.savez(out, *_gradients(network))
-    dist.destroy_process_group()
+    del learner
+    _leave(exchange)
 
 
 def test_the_averaged_gradient_is_the_gradient_of_the_concatenated_batch(tmp_path: Path) -> None:
@@ -219,7 +228,8 @@ def _trainer_rank(rank: int, world_size: int, init_file: str, out: str) -> None:
             },
             out,
         )
-    dist.destroy_process_group()
+    del trainer
+    _leave(exchange)
 
 
 def test_two_ranks_keep_identical_parameters_and_evaluate_like_one_process(tmp_path: Path) -> None:

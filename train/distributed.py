@@ -14,6 +14,7 @@ through it on CPU and through an ``nccl`` group when the ranks train on CUDA (on
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -161,8 +162,12 @@ def gradient_group(device: torch.device, timeout_s: float = DEFAULT_TIMEOUT_S) -
 
 
 def leave() -> None:
-    """Leave the process group (no-op when none was joined)."""
+    """Leave the process group (no-op when none was joined).
+
+    A DistributedDataParallel wrapper nobody holds any more can still be alive in its reference cycles; it
+    is collected first, since one that outlives its group aborts the process at exit (in gloo's threads)."""
     if dist.is_available() and dist.is_initialized():
+        gc.collect()
         dist.destroy_process_group()
 
 
