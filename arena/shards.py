@@ -4,8 +4,9 @@ A shard is a range of duplicate pairs of one pairing of sides (:class:`Shard`), 
 batch by :func:`arena.match.play_matches` with its own agent RNG seeded ``(seed, shard index)``.
 :func:`shard_bounds` depends only on the number of pairs and the batch size, never on the number of
 workers, and :func:`run_shards` returns results in the order of the shards, so the same seed gives
-the same results for any number of workers. Workers are spawned processes (one thread each) that
-report ``[(pairing, winner side), ...]`` batches through a queue.
+the same results for any number of workers. Workers are processes (one thread each; forked on Linux
+while torch is not imported, else spawned: :func:`worker_start_method`) that report
+``[(pairing, winner side), ...]`` batches through a queue.
 """
 
 from __future__ import annotations
@@ -123,27 +124,31 @@ def run_shards(
     shards: Sequence[Shard], settings: RunSettings, workers: int = 1, report: ProgressReport | None = None
 ) -> list[list[MatchResult]]:
     """Every shard's results, in the order of ``shards``: here when ``workers`` is 1, else here and in
-    ``workers - 1`` spawned processes.
+    ``workers - 1`` worker processes.
 
-    This process plays too (it has everything imported while a spawned worker is still starting, which
-    is most of a small run). An idle worker gets the next shard once it has started, but a worker that
-    has not played yet (it still loads the kernels) only while two or more shards wait: the last one is
-    this process's. Workers report progress through a queue that this process drains into ``report``,
-    also while it plays. A worker's exception is raised here.
+    This process plays too. A forked worker takes a shard at once. A spawned one first imports everything
+    (about 0.6 s, most of a small run), so until it has played a shard it takes one only while two or more
+    wait: the last one is this process's. Workers report progress through a queue that this process drains
+    into ``report``, also while it plays. A worker's exception is raised here.
     """
     if workers <= 1 or len(shards) <= 1:
         return [play_shard(shard, settings, report) for shard in shards]
-    context = multiprocessing.get_context("spawn")  # no forked copies of threads or open files
+    start_method = worker_start_method()
+    context = multiprocessing.get_context(start_method)
     progress_queue = context.Queue()
+    pool_size = min(workers - 1, len(shards) - 1)
     results: list[list[MatchResult] | None] = [None] * len(shards)
     pending = list(range(len(shards)))[::-1]  # positions not started, the next one last
     running: dict[int, Any] = {}  # position -> its job in the pool
-    fresh, warm = [0], [0]  # idle workers: started but not played yet, and done with a shard
+    # idle workers: started but not played yet, and ready for any shard (a forked one is from the start)
+    fresh, warm = [0], [pool_size if start_method == "fork" else 0]
 
     def dispatch(timeout: float) -> None:
         """Drain the queue (progress, and workers announcing they have started), collect finished shards and
         hand the next shards to idle workers."""
-        fresh[0] += _drain(progress_queue, report, timeout)
+        started = _drain(progress_queue, report, timeout)
+        if start_method != "fork":
+            fresh[0] += started
         for position in [position for position, job in running.items() if job.ready()]:
             results[position] = running.pop(position).get()
             warm[0] += 1
@@ -160,16 +165,25 @@ def run_shards(
             report(batch)
         dispatch(0.0)
 
-    with context.Pool(min(workers - 1, len(shards) - 1), initializer=_worker_init, initargs=(progress_queue,)) as pool:
+    with context.Pool(pool_size, initializer=_worker_init, initargs=(progress_queue,)) as pool:
+        dispatch(0.0)
         with _one_torch_thread():  # this process is one of the workers now
             while pending:
                 position = pending.pop()
                 results[position] = play_shard(shards[position], settings, report_here)
                 dispatch(0.0)
         while running:
-            dispatch(0.1)
+            dispatch(0.01)
         _drain(progress_queue, report, timeout=0.0)
     return [shard_results for shard_results in results if shard_results is not None]
+
+
+def worker_start_method() -> str:
+    """How workers start: "fork" on Linux while torch is not imported here (a forked worker is ready at once,
+    with this process's modules), else "spawn" (no forked copy of torch's thread pools or of a GPU context)."""
+    if sys.platform.startswith("linux") and "torch" not in sys.modules:
+        return "fork"
+    return "spawn"
 
 
 @contextlib.contextmanager

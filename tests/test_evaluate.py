@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 import agents
+import arena.shards
 from arena.eval_cli import main
 from arena.evaluate import EvaluationError, evaluate, round_robin
 from arena.plots import plot
@@ -119,7 +121,12 @@ def test_rule_agent_even_against_itself_and_far_stronger_than_random() -> None:
     assert stronger.win_rate > 0.9
 
 
-def test_same_seed_same_results_for_any_worker_count_or_repeat() -> None:
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_same_seed_same_results_for_any_worker_count_or_repeat(
+    start_method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # workers fork on Linux while torch is not imported (pedro-eval of rule and search agents), else spawn
+    monkeypatch.setattr(arena.shards, "worker_start_method", lambda: start_method)
     settings: dict[str, Any] = dict(config={"max_deals": 6}, pairs=8, seed=7, batch_size=4)  # 4 shards of 2 pairs
     one = evaluate("random", "random+random", workers=1, **settings)
     two = evaluate("random", "random+random", workers=2, **settings)
@@ -128,6 +135,14 @@ def test_same_seed_same_results_for_any_worker_count_or_repeat() -> None:
     assert one.to_dict()["summary"] == two.to_dict()["summary"]
     other_seed = evaluate("random", "random+random", workers=1, **{**settings, "seed": 8})
     assert other_seed.results != one.results
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers fork on Linux only")
+def test_workers_fork_unless_torch_is_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert arena.shards.worker_start_method() == "fork"
+    monkeypatch.setitem(sys.modules, "torch", object())  # a forked copy of torch's thread pools could hang
+    assert arena.shards.worker_start_method() == "spawn"
 
 
 def test_round_robin_pairings_equal_head_to_heads_and_ratings_order_them(passing_spec: str) -> None:
