@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -111,9 +112,10 @@ def test_unreadable_text_action_is_an_illegal_action(text: str) -> None:
     assert not terminated
 
 
-def test_maskable_ppo_trains_on_make_vec_env() -> None:
+def test_maskable_ppo_trains_on_make_vec_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib")  # the dev extra (it needs torch)
     torch = pytest.importorskip("torch")
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # its logger's folder, else a new SB3-<time> in /tmp every run
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.utils import get_action_masks
     from stable_baselines3.common.env_util import make_vec_env
