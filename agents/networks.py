@@ -107,15 +107,14 @@ class ActorCritic(nn.Module):
         """(B, C) uint8 critic inputs -> (B, C) ``dtype`` in [0, 1]: the critic's input."""
         return _scaled(critic_inputs, self.critic_scale, dtype)
 
-    def _actor_input(self, observations: torch.Tensor) -> torch.Tensor:
-        if observations.is_floating_point():
-            return observations
-        return self.scaled_observations(observations, _input_dtype(observations, self))
+    def _input(self, rows: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+        """uint8 ``rows`` scaled (in :func:`_input_dtype`); rows already scaled (floating) as they are."""
+        return rows if rows.is_floating_point() else _scaled(rows, scale, _input_dtype(rows, self))
 
     def logits(self, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
         """(B, D) uint8 observations (or already scaled, floating), (B, A) bool masks -> (B, A) float32 masked
         logits."""
-        inputs = self._actor_input(observations)
+        inputs = self._input(observations, self.actor_scale)
         if self.shape.shared_trunk:
             raw = self.policy_head(self.trunk(inputs))
         else:
@@ -124,9 +123,7 @@ class ActorCritic(nn.Module):
 
     def value(self, critic_inputs: torch.Tensor) -> torch.Tensor:
         """(B, C) uint8 critic inputs (or already scaled, floating) -> (B,) float32 values."""
-        inputs = critic_inputs
-        if not critic_inputs.is_floating_point():
-            inputs = self.scaled_critic_inputs(critic_inputs, _input_dtype(critic_inputs, self))
+        inputs = self._input(critic_inputs, self.critic_scale)
         if self.shape.shared_trunk:
             raw = self.value_head(self.trunk(inputs))
         else:
@@ -138,7 +135,7 @@ class ActorCritic(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Both at once (one pass through a shared trunk); ``critic_inputs`` default to the observations."""
         if self.shape.shared_trunk:
-            hidden = self.trunk(self._actor_input(observations))
+            hidden = self.trunk(self._input(observations, self.actor_scale))
             logits = self.policy_head(hidden).float().masked_fill(~masks, MASKED_LOGIT)
             return logits, self.value_head(hidden).float().squeeze(-1)
         return self.logits(observations, masks), self.value(observations if critic_inputs is None else critic_inputs)
