@@ -29,6 +29,8 @@ from pedro_env.kernels.scoring import team_points
 from pedro_env.kernels.tricks import legal_plays, trick_winner
 from pedro_env.view import decode_observations
 
+from conftest import run_module
+
 PLAY_PHASE, PLAY_OFFSET = 3, 81
 
 # every value of every rules key appears at least once
@@ -277,20 +279,39 @@ def test_alpha_beta_equals_plain_minimax(name: str) -> None:
     assert checked >= 10
 
 
-def test_same_seed_same_actions() -> None:
+def heuristic_positions(games: int, seed: int, steps: int) -> tuple[pedro_env.PedroConfig, pedro_env.VectorStep]:
+    """The default rules and the step ``rule:heuristic`` self-play reaches after ``steps`` steps of ``games`` games."""
     config = pedro_env.make_config()
-    venv = pedro_env.PedroVectorEnv(4, config=config)
-    result = venv.reset(seed=3)
+    venv = pedro_env.PedroVectorEnv(games, config=config)
+    result = venv.reset(seed=seed)
     heuristic = make_agent("rule:heuristic", config)
     rng = np.random.default_rng(0)
-    for _ in range(40):  # into the play phase
+    for _ in range(steps):
         result = venv.step(heuristic.act(result.observation, result.action_mask, rng))
+    return config, result
+
+
+def test_same_seed_same_actions() -> None:
+    config, result = heuristic_positions(4, seed=3, steps=40)  # into the play phase
     runs = []
     for _ in range(2):
         agent = make_agent("search:pimc,samples=6,depth=2", config)
         runs.append(agent.act(result.observation, result.action_mask, np.random.default_rng(42)))
     assert np.array_equal(runs[0], runs[1])
     assert (decode_observations(result.observation, config).phase == PLAY_PHASE).any()
+
+
+def test_margins_come_with_the_same_actions() -> None:
+    config, result = heuristic_positions(8, seed=5, steps=36)  # into the play phase
+    agent = make_agent("search:pimc,samples=6,depth=2", config)
+    actions = agent.act(result.observation, result.action_mask, np.random.default_rng(7))
+    again, margins = agent.act_with_margins(result.observation, result.action_mask, np.random.default_rng(7))
+    assert np.array_equal(actions, again)
+    searched = (decode_observations(result.observation, config).phase == PLAY_PHASE) & (
+        result.action_mask[:, PLAY_OFFSET:].sum(axis=1) > 1
+    )
+    assert searched.any() and np.isinf(margins[~searched]).all()
+    assert np.isfinite(margins[searched]).all() and (margins[searched] >= 0).all()
 
 
 def test_spec_options_reach_the_agent() -> None:
@@ -314,3 +335,20 @@ def test_a_tiny_match_finishes() -> None:
 def test_bad_search_options_are_one_agent_spec_error(options: str) -> None:
     with pytest.raises(AgentSpecError, match=f"search:pimc,{options}"):
         make_agent(f"search:pimc,{options}")
+
+
+def test_the_agreement_tool_bins_an_agents_card_play_by_the_searchs_margin() -> None:
+    """tools/search_agreement.py: per decision a margin >= 0, a loss >= 0 that is 0 exactly where the agent's card is
+    one the search values best; the printed table's shares sum to 1; a spec that cannot value cards is one error."""
+    from tools.search_agreement import measure, table
+
+    rows = measure("rule:heuristic", "search:pimc,samples=4,depth=2", 60, 8, 3, 0.5)
+    margin, loss, agree = rows.T
+    assert rows.shape == (60, 3) and (margin >= 0).all() and (loss >= 0).all()
+    assert np.array_equal(agree == 1.0, loss == 0.0) and 0 < agree.mean() < 1
+    shares = [float(line.split()[-4]) for line in table(rows).splitlines()[1:-1]]
+    assert sum(shares) == pytest.approx(1.0, abs=0.01)
+    done = run_module("tools.search_agreement", "random", "--search", "rule:cautious", "--decisions", "5")
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].endswith(
+        "--search 'rule:cautious' does not value cards: give a search:pimc spec"
+    )

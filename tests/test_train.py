@@ -662,6 +662,34 @@ def test_the_teacher_labels_the_taught_phases_and_kickstarting_pulls_the_policy_
         make_train_config(teacher_phases=["lead"])
 
 
+def test_a_teacher_margin_keeps_only_the_card_plays_the_search_settles() -> None:
+    from train.teacher import Teacher
+
+    config = tiny_config(teacher="search:pimc,samples=6,depth=2", teacher_phases=["trump", "play"], teacher_margin=0.5)
+    rules = make_config()
+    venv, heuristic = PedroVectorEnv(16, config=rules), make_agent("rule:heuristic", rules)
+    rng = np.random.default_rng(4)
+    step, observations, masks = venv.reset(seed=11), [], []
+    for _ in range(40):  # bids, trumps, discards and most of the first deal's play
+        observations.append(step.observation.copy())
+        masks.append(step.action_mask.view(bool).copy())
+        step = venv.step(heuristic.act(step.observation, step.action_mask, rng))
+    observations, masks = np.concatenate(observations), np.concatenate(masks)
+    learner = np.ones(len(observations), dtype=bool)
+    games, choices = Teacher(config, rules).label(observations, masks, learner, np.random.default_rng(1))
+    every = Teacher(make_train_config(config, teacher_margin=0.0), rules)
+    taught, _ = every.label(observations, masks, learner, np.random.default_rng(1))
+    expected, margins = every.agent.act_with_margins(observations[taught], masks[taught], np.random.default_rng(1))
+    assert np.array_equal(games, taught[margins >= 0.5]) and np.array_equal(choices, expected[margins >= 0.5])
+    searched = np.isfinite(margins)  # the play decisions with two legal cards or more; the trumps keep their label
+    assert searched.any() and not (margins < 0).any() and (margins[searched] < 0.5).any()
+    assert (masks[games].argmax(axis=1) < DISCARD_BASE).any() and ((margins >= 0.5) & searched).any()
+    with pytest.raises(TrainConfigError, match="'teacher_margin' = 0.5 needs a teacher that searches the play"):
+        Teacher(make_train_config(config, teacher="rule:heuristic"), rules)
+    with pytest.raises(TrainConfigError, match="'teacher_margin' > 0 needs 'teacher'"):
+        make_train_config(teacher_margin=1.0)
+
+
 def test_assistants_bid_for_the_policy_and_those_bids_are_not_trained_on() -> None:
     trainer = Trainer(
         tiny_config(

@@ -139,6 +139,9 @@ class TrainConfig:
     """Phases in which the teacher is imitated (bid, trump, discard, play); the others are learned by RL alone."""
     teacher_sides: tuple[str, ...] = ("maker", "defender")
     """Whose decisions the teacher labels: the maker's side (my team holds the high bid), the defenders, or both."""
+    teacher_margin: float = 0.0
+    """Label only the play decisions where the teacher's card beats its next best by at least this many points (mean
+    over the deals a ``search:pimc`` teacher samples); 0: every decision."""
     opponent_sampling: str = "uniform"
     """Who is met: ``uniform`` over the pool (and the partners), or ``pfsp``, favouring those the policy loses to."""
     pfsp_exponent: float = 2.0
@@ -244,6 +247,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "teacher_coef": (0.0, None),
     "teacher_decisions": (0, None),
     "teacher_floor": (0.0, None),
+    "teacher_margin": (0.0, None),
     "league_size": (0, None),
     "league_interval": (1, None),
     "pfsp_exponent": (0.0, None),
@@ -420,6 +424,8 @@ def _check_combinations(merged: dict[str, Any]) -> None:
         raise TrainConfigError(
             f"config key 'teacher_phases': {unknown_phases[0]!r} is not a phase: allowed are {', '.join(PHASE_NAMES)}"
         )
+    if merged["teacher_margin"] > 0 and not merged["teacher"]:
+        raise TrainConfigError("config key 'teacher_margin' > 0 needs 'teacher' (a search:pimc spec)")
     if merged["bid_assist_share"] > 0 and not merged["bid_assistants"]:
         raise TrainConfigError("config key 'bid_assist_share' > 0 needs 'bid_assistants' (the agents that bid)")
     if merged["partner_share"] > 0 and not merged["baseline_opponents"]:

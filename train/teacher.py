@@ -3,7 +3,8 @@
 At each of the policy's own decisions in a taught phase (``teacher_phases``: bid, trump, discard,
 play) and side (``teacher_sides``: the maker's side, whose team holds the high bid, or the
 defenders), the teacher is asked what it would do; the PPO loss then adds ``weight`` times the
-cross-entropy from the policy to that choice (:func:`train.ppo.ppo_update`). The weight decays
+cross-entropy from the policy to that choice (:func:`train.ppo.ppo_update`). With ``teacher_margin``
+a searching teacher labels only the card plays its sampled deals settle by at least that many points. The weight decays
 linearly from ``teacher_coef`` to ``teacher_floor`` over the first ``teacher_decisions`` decisions
 and stays at the floor: a floor above 0 is a lasting pull, as AlphaStar kept a KL to its supervised
 policy throughout RL. docs/training.md says why the recipes keep one.
@@ -17,7 +18,7 @@ from agents import make_agent
 from pedro_env.actions import DISCARD_OFFSET, NUM_ACTIONS, PLAY_OFFSET, TRUMP_OFFSET
 from pedro_env.config import PedroConfig
 from pedro_env.observation_layout import observation_offsets
-from train.config import PHASE_NAMES, TrainConfig
+from train.config import PHASE_NAMES, TrainConfig, TrainConfigError
 
 
 def phase_of_actions() -> np.ndarray:
@@ -40,6 +41,12 @@ class Teacher:
         self.maker_piece = observation_offsets(rules)["maker"]  # one-hot relative seat of the high bidder
         self.partner_seats = np.arange(0, rules.num_players, rules.num_teams)  # relative seats of my team
         self.sides = set(config.teacher_sides)
+        self.margin = config.teacher_margin
+        if self.margin > 0 and not hasattr(self.agent, "act_with_margins"):
+            raise TrainConfigError(
+                f"config key 'teacher_margin' = {self.margin} needs a teacher that searches the play "
+                f"(search:pimc), not {config.teacher!r}"
+            )
 
     def weight(self, decisions: int) -> float:
         """The cross-entropy's weight after ``decisions``: ``teacher_coef`` decaying to ``teacher_floor``."""
@@ -62,4 +69,8 @@ class Teacher:
         games = np.flatnonzero(taught)
         if games.size == 0:
             return games, np.zeros(0, dtype=np.int64)
-        return games, self.agent.act(observations[games], masks[games], rng)
+        if self.margin <= 0:
+            return games, self.agent.act(observations[games], masks[games], rng)
+        choices, margins = self.agent.act_with_margins(observations[games], masks[games], rng)
+        settled = margins >= self.margin  # inf outside the searched play decisions: those keep their label
+        return games[settled], choices[settled]

@@ -112,12 +112,21 @@ class PimcAgent(Agent):
         self.heuristic = make_agent(heuristic, config)
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self.act_with_margins(observations, action_masks, rng)[0]
+
+    def act_with_margins(
+        self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(actions, margins)``, both (B,): :meth:`act`'s choices (the same for the same ``rng``) and by how much
+        each searched card beats the next best (float64, points: mean values over the deals sampled; 0 where cards
+        tie); ``inf`` where the agent did not search (outside the play phase, or one legal card)."""
         observations = np.asarray(observations)
         if observations.ndim == 1:
             observations = observations[None, :]
         action_masks = np.asarray(action_masks).reshape(observations.shape[0], -1)
         view = decode_observations(observations, self.config)
         actions = np.zeros(observations.shape[0], dtype=np.int64)
+        margins = np.full(observations.shape[0], np.inf)
         playing = view.phase == PLAY
         others = np.flatnonzero(~playing)
         if others.size:
@@ -126,8 +135,9 @@ class PimcAgent(Agent):
         if games.size:
             rnd = random.Random(int(rng.integers(2**63)))
             for game in games:
-                actions[game] = PLAY_OFFSET + self.choose_card(view, int(game), action_masks[game], rnd)
-        return actions
+                card, margins[game] = self._choose(view, int(game), action_masks[game], rnd)
+                actions[game] = PLAY_OFFSET + card
+        return actions, margins
 
     def action_values(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> dict:
         """``{action: value}`` of one play decision ((D,) observation, (133,) mask): each legal card's mean value over
@@ -144,15 +154,22 @@ class PimcAgent(Agent):
 
     def choose_card(self, view: PublicView, game: int, action_mask: np.ndarray, rnd: random.Random) -> int:
         """The card to play in game ``game`` of ``view`` (its phase is PLAY)."""
+        return self._choose(view, game, action_mask, rnd)[0]
+
+    def _choose(self, view: PublicView, game: int, action_mask: np.ndarray, rnd: random.Random) -> tuple[int, float]:
+        """``(card, margin)``: :meth:`choose_card`'s card and its mean value minus the best other card's (points;
+        ``inf`` with one legal card)."""
         legal = sum(1 << int(card) for card in np.flatnonzero(action_mask[PLAY_OFFSET:]))
         cards = card_list(legal)
         if len(cards) == 1:
-            return cards[0]
+            return cards[0], math.inf
         self.stats.decisions += 1
         history = self._sampled_values(view, game, legal, rnd)
         tie_keys = self._tie_keys[int(view.trump[game])]
         # best mean value; ties to the card that gives away the least (fewest points, then weakest)
-        return max(cards, key=lambda card: (round(sum(history[card]), 6), *tie_keys[card]))
+        best = max(cards, key=lambda card: (round(sum(history[card]), 6), *tie_keys[card]))
+        runner_up = max(round(sum(history[card]), 6) for card in cards if card != best)
+        return best, max(0.0, (round(sum(history[best]), 6) - runner_up) / len(history[best]))
 
     def _sampled_values(self, view: PublicView, game: int, legal: int, rnd: random.Random) -> dict[int, list[float]]:
         """``history[card]``: the value of each card of ``legal`` in every deal sampled (one entry per sample,
