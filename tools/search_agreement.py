@@ -10,8 +10,8 @@ samples, in points of the deal's score). Each decision has a *margin*, the searc
 second best, and a *loss*, the search's best value minus the value of the agent's card. The table bins the
 decisions by margin: their share, how often the agent's card is the search's best, the mean loss and each
 bin's share of the total loss. The search's values are estimates; give the search itself as the agent to
-see their noise (its own decisions are drawn from other samples). docs/training.md, "The search's card play
-does not carry into the network by imitation", reads the figures.
+see their noise (its own decisions are drawn from other samples). docs/training.md, "The teacher at the
+settled card plays", reads the figures.
 """
 
 from __future__ import annotations
