@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pedro_env.cards import MAX_TOTAL_POINTS, SUITS, card_to_str, str_to_card, suit_of_str
+from pedro_env.cards import MAX_TOTAL_POINTS, SUITS, card_to_str, relabelled_cards, str_to_card, suit_of_str
 
 PASS_ACTION = 0
 BID_OFFSET = 0  # action = BID_OFFSET + bid value, for bid values 1 .. MAX_TOTAL_POINTS
@@ -110,4 +110,17 @@ def uniform_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) ->
 
 
 ACTION_TEXTS = tuple(action_to_str(action) for action in range(NUM_ACTIONS))
+
+def relabelled_actions(suit_map: np.ndarray) -> np.ndarray:
+    """(133,) int64: old action -> the same action once suits are relabelled by ``suit_map`` (4,) old -> new.
+
+    Trump, discard and play actions move with their suit or card; pass, bids and done stay. A relabelled
+    mask or logit row is ``new[..., relabelled_actions(m)] = old``.
+    """
+    actions = np.arange(NUM_ACTIONS)
+    actions[TRUMP_OFFSET : TRUMP_OFFSET + 4] = TRUMP_OFFSET + np.asarray(suit_map, dtype=np.int64)
+    actions[DISCARD_OFFSET : DISCARD_OFFSET + 52] = DISCARD_OFFSET + relabelled_cards(suit_map)
+    actions[PLAY_OFFSET : PLAY_OFFSET + 52] = PLAY_OFFSET + relabelled_cards(suit_map)
+    return actions
+
 """The text form of every action, by index."""

@@ -9,6 +9,7 @@ Every table here is built once at import; the tables that depend on the variant 
 
 from __future__ import annotations
 
+import itertools
 import sys
 from dataclasses import dataclass
 
@@ -34,10 +35,35 @@ CARD_RANK = np.tile(np.arange(13, dtype=np.int8), 4)
 SAME_COLOUR_SUIT = np.array([SPADES, HEARTS, DIAMONDS, CLUBS], dtype=np.int8)
 
 CARD_NAMES = [RANKS[r] + SUITS[s] for s in range(4) for r in range(13)]
+
 ONE = np.uint64(1)
 NO_CARDS = np.uint64(0)
 CARD_BIT = (ONE << np.arange(52, dtype=np.uint64)).astype(np.uint64)  # (52,) uint64: the set {card}
 CARD_BIT.setflags(write=False)
+
+
+def _colour_preserving_suit_maps() -> np.ndarray:
+    maps = [
+        suit_map
+        for suit_map in itertools.permutations(range(4))
+        if all(suit_map[SAME_COLOUR_SUIT[suit]] == SAME_COLOUR_SUIT[suit_map[suit]] for suit in range(4))
+    ]
+    return np.array(maps, dtype=np.int8)
+
+
+SUIT_SYMMETRIES = _colour_preserving_suit_maps()
+"""(8, 4) int8: the suit relabellings the rules cannot tell apart, row ``k`` maps old suit -> new suit.
+
+They keep same-colour pairs together (the left Pedro's suit follows the trump suit), so a deal and
+its relabelled copy play alike; row 0 is the identity. docs/training.md, "Distilling the search".
+"""
+SUIT_SYMMETRIES.setflags(write=False)
+
+
+def relabelled_cards(suit_map: np.ndarray) -> np.ndarray:
+    """(52,) int64: old card id -> its card id once suits are relabelled by ``suit_map`` (4,) old -> new."""
+    cards = np.arange(NUM_CARDS)
+    return np.asarray(suit_map, dtype=np.int64)[cards // 13] * 13 + cards % 13
 
 
 def bits_to_cards(card_sets: np.ndarray) -> np.ndarray:

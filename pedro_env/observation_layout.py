@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pedro_env.cards import relabelled_cards
 from pedro_env.config import PedroConfig
 from pedro_env.state import NUM_PHASES, PedroState
 
@@ -122,6 +123,30 @@ def piece_starts(config: PedroConfig) -> np.ndarray:
 
 def observation_size(config: PedroConfig) -> int:
     return sum(size for _, size in observation_pieces(config))
+
+
+SUIT_PIECES = ("trump", "voids")
+"""The pieces whose blocks are 4 entries in suit order (C D H S); card pieces are in card-id order."""
+
+
+def relabelled_observation_entries(config: PedroConfig, suit_map: np.ndarray) -> np.ndarray:
+    """(D,) int64: observation entry -> its entry once suits are relabelled by ``suit_map`` (4,) old -> new.
+
+    Card pieces move with their cards, ``trump`` and ``voids`` with their suits, every other entry
+    stays. The relabelled observation is ``new[..., relabelled_observation_entries(config, m)] = old``.
+    """
+    entries = np.arange(observation_size(config))
+    cards, suits = relabelled_cards(suit_map), np.asarray(suit_map, dtype=np.int64)
+    for piece, where in zip(PIECES, observation_offsets(config).values()):
+        if piece.is_card_set:
+            block, moved = CARD_SET, cards
+        elif piece.name in SUIT_PIECES:
+            block, moved = 4, suits
+        else:
+            continue
+        for start in range(where.start, where.stop, block):
+            entries[start : start + block] = start + moved
+    return entries
 
 
 def full_state_size(config: PedroConfig) -> int:
