@@ -143,20 +143,27 @@ class FitSettings:
     seed: int = 0
 
 
+def _logits(network: torch.nn.Module, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """(N, 133) masked logits, computed without gradients in slices of 8,192 rows."""
+    with torch.no_grad():
+        return torch.cat(
+            [network.logits(observations[i : i + 8192], masks[i : i + 8192]) for i in range(0, len(observations), 8192)]
+        )
+
+
+def search_margins(values: np.ndarray) -> np.ndarray:
+    """(N,) the search's best card value minus its second best, in points (``values`` as a label file holds them)."""
+    ordered = -np.sort(-values, axis=1)
+    return ordered[:, 0] - ordered[:, 1]
+
+
 def agreement_report(network: torch.nn.Module, labels: dict[str, np.ndarray], rows: np.ndarray) -> str:
     """One line: how often the network's card is the search's best, overall and by the search's margin."""
     observations, masks = torch.from_numpy(labels["observations"][rows]), torch.from_numpy(labels["masks"][rows])
-    with torch.no_grad():
-        chosen = torch.cat(
-            [
-                network.logits(observations[i : i + 8192], masks[i : i + 8192]).argmax(1)
-                for i in range(0, len(rows), 8192)
-            ]
-        ).numpy()
+    chosen = _logits(network, observations, masks).argmax(1).numpy()
     values = labels["values"][rows]
-    best, ordered = values.max(axis=1), -np.sort(-values, axis=1)
-    margin = ordered[:, 0] - ordered[:, 1]
-    loss = best - values[np.arange(len(rows)), chosen]
+    margin = search_margins(values)
+    loss = values.max(axis=1) - values[np.arange(len(rows)), chosen]
     parts = [f"agree {np.mean(loss == 0):.3f}, loss {loss.mean():.3f} points/decision"]
     for low, high, name in MARGIN_BINS:
         inside = (margin >= low) & (margin < high)
@@ -172,26 +179,11 @@ def _suit_relabellings(config: PedroConfig) -> tuple[torch.Tensor, torch.Tensor]
     return torch.from_numpy(np.stack(entries)), torch.from_numpy(np.stack(actions))
 
 
-def _reference_log_probs(network: torch.nn.Module, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    with torch.no_grad():
-        return torch.cat(
-            [
-                masked_log_probs(network.logits(observations[i : i + 8192], masks[i : i + 8192]))
-                for i in range(0, len(observations), 8192)
-            ]
-        )
-
-
 def _kept_share(
     network: ActorCritic, observations: torch.Tensor, masks: torch.Tensor, reference: torch.Tensor
 ) -> float:
     """Share of the rows whose most probable action is the reference's (``reference``: its log-probabilities)."""
-    kept = []
-    with torch.no_grad():
-        for i in range(0, len(observations), 8192):
-            chosen = network.logits(observations[i : i + 8192], masks[i : i + 8192]).argmax(1)
-            kept.append(chosen == reference[i : i + 8192].argmax(1))
-    return float(torch.cat(kept).float().mean())
+    return float((_logits(network, observations, masks).argmax(1) == reference.argmax(1)).float().mean())
 
 
 def with_play_units(network: ActorCritic, units: int) -> tuple[ActorCritic, dict[str, torch.Tensor]]:
@@ -226,10 +218,10 @@ def with_play_units(network: ActorCritic, units: int) -> tuple[ActorCritic, dict
     trainable["policy_head.bias"][PLAY_OFFSET:] = 1
     trainable["trunk.2.weight"][second:, :] = 1
     wide.load_state_dict(new)
-    for name, parameter in wide.named_parameters():
-        mask = trainable[name]
-        parameter.register_hook(lambda grad, mask=mask: grad * mask)
-    return wide, {name: mask for name, mask in trainable.items() if name in dict(wide.named_parameters())}
+    parameters = dict(wide.named_parameters())
+    for name, parameter in parameters.items():
+        parameter.register_hook(lambda grad, mask=trainable[name]: grad * mask)
+    return wide, {name: trainable[name] for name in parameters}
 
 
 def fit(
@@ -248,8 +240,7 @@ def fit(
     grafted = settings.play_units >= 0
     network = (with_play_units(reference, settings.play_units)[0] if grafted else copy.deepcopy(reference)).train()
     values = labels["values"]
-    ordered = -np.sort(-values, axis=1)
-    settled = torch.from_numpy(ordered[:, 0] - ordered[:, 1] >= settings.margin)
+    settled = torch.from_numpy(search_margins(values) >= settings.margin)
     best = torch.from_numpy(values.argmax(axis=1))
     observations, masks = torch.from_numpy(labels["observations"]), torch.from_numpy(labels["masks"])
     order = rng.permutation(len(values))
@@ -258,8 +249,8 @@ def fit(
         torch.from_numpy(array)
         for array in anchor_positions(PolicyAgent(config, reference), settings.anchors, settings.seed)
     )
-    reference_log_probs = _reference_log_probs(reference, observations, masks)
-    anchor_log_probs = _reference_log_probs(reference, anchor_obs, anchor_masks)
+    reference_log_probs = masked_log_probs(_logits(reference, observations, masks))
+    anchor_log_probs = masked_log_probs(_logits(reference, anchor_obs, anchor_masks))
     entry_index, action_index = _suit_relabellings(config)
     optimizer = torch.optim.Adam(network.parameters(), lr=settings.lr)
     steps = settings.epochs * -(-len(train) // settings.batch_size)
