@@ -23,6 +23,7 @@ from train.distill import (
     fit,
     label_positions,
     main,
+    side_rows,
     with_play_units,
 )
 
@@ -73,6 +74,24 @@ def test_fit_moves_the_card_play_toward_the_search_and_keeps_the_bids(labels: di
     assert float(kept.float().mean()) > 0.9
 
 
+def test_a_fit_of_one_side_moves_that_sides_card_play_and_keeps_the_others(labels: dict[str, np.ndarray]) -> None:
+    config = make_config()
+    observations = labels["observations"]
+    making = side_rows(observations, config, "making")
+    np.testing.assert_array_equal(side_rows(observations, config, "defending"), ~making)
+    assert side_rows(observations, config, "all").all() and 0.2 < making.mean() < 0.8
+    reference = make_agent("pretrained", config).network
+    settings = FitSettings(sides="making", epochs=6, lr=1e-3, batch_size=64, anchors=500, held_out=0.1, seed=3)
+    fitted = fit(reference, config, labels, settings, log=lambda line: None)
+    with torch.no_grad():
+        args = torch.from_numpy(observations), torch.from_numpy(labels["masks"])
+        before, after = masked_log_probs(reference.logits(*args)), masked_log_probs(fitted.logits(*args))
+        divergence = (before.exp() * (before - after)).masked_fill(~args[1], 0).sum(1).numpy()
+    assert divergence[~making].mean() < divergence[making].mean() / 2  # 0.08 vs 0.23 nats
+    with pytest.raises(DistillError, match="sides must be one of all, making, defending"):
+        side_rows(observations, config, "attacking")
+
+
 def test_the_written_policy_loads_as_a_checkpoint_agent(labels: dict[str, np.ndarray], tmp_path: Path) -> None:
     label_file = tmp_path / "labels.npz"
     np.savez_compressed(label_file, **labels)
@@ -81,6 +100,7 @@ def test_the_written_policy_loads_as_a_checkpoint_agent(labels: dict[str, np.nda
     assert main(["fit", *args]) == 0
     payload = load_checkpoint(out)
     assert payload["exported"]["settings"]["epochs"] == 1
+    assert payload["exported"]["started_from"] == load_checkpoint(PRETRAINED_PATH)["exported"]
     assert payload["network"] == load_checkpoint(PRETRAINED_PATH)["network"]
     agent = make_agent(f"ckpt:{out}")
     observations, masks = labels["observations"][:8], labels["masks"][:8]

@@ -34,10 +34,11 @@ from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, relabelled_actions
 from pedro_env.cards import SUIT_SYMMETRIES
 from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file
 from pedro_env.config import PedroConfig, make_config
-from pedro_env.observation_layout import observation_size, relabelled_observation_entries
+from pedro_env.observation_layout import observation_offsets, observation_size, relabelled_observation_entries
 from pedro_env.vector import PedroVectorEnv
 
 LABEL_GAMES = 64
+SIDES = ("all", "making", "defending")
 MARGIN_BINS = ((0.0, 1e-9, "0 (tie)"), (1e-9, 1.0, "0 to 1"), (1.0, 2.0, "1 to 2"), (2.0, np.inf, ">= 2"))
 
 
@@ -132,6 +133,7 @@ class FitSettings:
     """The fit's knobs (docs/training.md): margin in points, the KL weights, Adam's step, batch rows."""
 
     margin: float = 0.5
+    sides: str = "all"  # whose card plays the search labels: "all", "making" or "defending" (the rest kept)
     beta: float = 0.05
     anchor_weight: float = 1.0
     play_units: int = -1  # >= 0: graft this many hidden units per layer that only the card play reads (others fixed)
@@ -155,6 +157,18 @@ def search_margins(values: np.ndarray) -> np.ndarray:
     """(N,) the search's best card value minus its second best, in points (``values`` as a label file holds them)."""
     ordered = -np.sort(-values, axis=1)
     return ordered[:, 0] - ordered[:, 1]
+
+
+def side_rows(observations: np.ndarray, config: PedroConfig, sides: str) -> np.ndarray:
+    """(N,) bool: the rows whose viewer's team makes the contract (``"making"``), defends it (``"defending"``),
+    or every row (``"all"``); the maker is the ``maker`` piece's relative seat (0 the viewer, 2 its partner)."""
+    if sides not in SIDES:
+        raise DistillError(f"sides must be one of {', '.join(SIDES)}, got {sides!r}")
+    if sides == "all":
+        return np.ones(len(observations), dtype=bool)
+    maker = observations[:, observation_offsets(config)["maker"]]
+    making = (maker[:, 0] > 0) | (maker[:, 2] > 0)
+    return making if sides == "making" else ~making
 
 
 def agreement_report(network: torch.nn.Module, labels: dict[str, np.ndarray], rows: np.ndarray) -> str:
@@ -229,10 +243,12 @@ def fit(
 ) -> ActorCritic:
     """A copy of ``reference`` fitted to the labels; ``reference`` stays unchanged.
 
-    Loss per batch: cross-entropy to the search's best card on the positions it settles by ``margin`` or
-    more, plus ``beta`` * KL(reference || network) on every labelled position, plus ``anchor_weight`` *
-    KL(reference || network) on the reference's own bid, trump and discard decisions (so only the card
-    play moves). Every row is relabelled by a random suit symmetry (:data:`pedro_env.cards.SUIT_SYMMETRIES`).
+    Loss per batch: cross-entropy to the search's best card on the positions of ``sides`` (the viewer's
+    team making or defending the contract, or both) that it settles by ``margin`` or more, plus ``beta`` *
+    KL(reference || network) on every position of ``sides``, plus ``anchor_weight`` * KL(reference ||
+    network) on the other side's positions and on the reference's own bid, trump and discard decisions
+    (so only the chosen card play moves). Every row is relabelled by a random suit symmetry
+    (:data:`pedro_env.cards.SUIT_SYMMETRIES`).
     """
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
@@ -240,7 +256,8 @@ def fit(
     grafted = settings.play_units >= 0
     network = (with_play_units(reference, settings.play_units)[0] if grafted else copy.deepcopy(reference)).train()
     values = labels["values"]
-    settled = torch.from_numpy(search_margins(values) >= settings.margin)
+    on_side = torch.from_numpy(side_rows(labels["observations"], config, settings.sides))
+    settled = torch.from_numpy(search_margins(values) >= settings.margin) & on_side
     best = torch.from_numpy(values.argmax(axis=1))
     observations, masks = torch.from_numpy(labels["observations"]), torch.from_numpy(labels["masks"])
     order = rng.permutation(len(values))
@@ -256,7 +273,10 @@ def fit(
     steps = settings.epochs * -(-len(train) // settings.batch_size)
     anchor_batch = max(1, settings.batch_size * settings.anchors // max(len(train), 1))
     share = float(settled.float().mean())
-    log(f"{len(values):,} positions ({len(held):,} held out), {share:.3f} settled by >= {settings.margin:g} points")
+    log(
+        f"{len(values):,} positions ({len(held):,} held out), {float(on_side.float().mean()):.3f} on the "
+        f"{settings.sides} side, {share:.3f} labelled (settled by >= {settings.margin:g} points)"
+    )
     log(f"reference: {agreement_report(reference, labels, held)}")
 
     def relabel(rows_obs, rows_masks, rows_log_probs):
@@ -270,7 +290,7 @@ def fit(
         )
 
     def kl(reference_rows, log_probs, rows_masks):
-        return (reference_rows.exp() * (reference_rows - log_probs)).masked_fill(~rows_masks, 0).sum(1).mean()
+        return (reference_rows.exp() * (reference_rows - log_probs)).masked_fill(~rows_masks, 0).sum(1)
 
     step = 0
     for epoch in range(settings.epochs):
@@ -286,14 +306,15 @@ def fit(
             log_probs = masked_log_probs(network.logits(rows_obs, rows_masks))
             labelled = settled[batch]
             loss = -(log_probs[labelled].gather(1, new_best[labelled])).sum() / len(batch)
-            loss = loss + settings.beta * kl(rows_ref, log_probs, rows_masks)
+            weights = torch.where(on_side[batch], settings.beta, settings.anchor_weight)
+            loss = loss + (weights * kl(rows_ref, log_probs, rows_masks)).mean()
             if not grafted:  # a grafted network's other phases cannot move
                 anchors = torch.from_numpy(rng.integers(0, len(anchor_obs), anchor_batch))
                 anchor_rows, anchor_row_masks, anchor_ref, _ = relabel(
                     anchor_obs[anchors], anchor_masks[anchors], anchor_log_probs[anchors]
                 )
                 anchor_lp = masked_log_probs(network.logits(anchor_rows, anchor_row_masks))
-                loss = loss + settings.anchor_weight * kl(anchor_ref, anchor_lp, anchor_row_masks)
+                loss = loss + settings.anchor_weight * kl(anchor_ref, anchor_lp, anchor_row_masks).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -315,6 +336,7 @@ def distilled_policy(payload: dict, network: ActorCritic, sources: Sequence[str]
             "source": "train.distill fit",
             "labels": [str(path) for path in sources],
             "settings": vars(settings),
+            "started_from": payload.get("exported", {}),  # the starting policy's own record
         },
     }
 
@@ -342,7 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     helps = {
         "margin": "label only the plays the search settles by this many points or more",
         "beta": "weight of the KL divergence from the starting policy on every labelled position",
-        "anchor_weight": "weight of the KL divergence on the starting policy's bids, trumps and discards",
+        "anchor_weight": "weight of the KL divergence on the starting policy's bids, trumps and discards and on "
+        "the card plays of the side not labelled",
         "lr": "Adam's step size (flat, then linear to 0 over the second half)",
         "held_out": "share of the positions held out for the agreement report",
         "anchors": "bid, trump and discard decisions of the starting policy's self-play kept near",
@@ -352,6 +375,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "play_units": "graft this many hidden units per layer that only the card play reads, and train only "
         "them and the card-play logits (-1: train the whole network)",
     }
+    fitting.add_argument(
+        "--sides",
+        choices=SIDES,
+        default=defaults.sides,
+        help="whose card plays to label: the viewer's team making the contract, defending it, or all (all)",
+    )
     for name, kind in (("margin", float), ("beta", float), ("anchor_weight", float), ("lr", float)):
         fitting.add_argument(
             f"--{name.replace('_', '-')}", type=kind, default=getattr(defaults, name), help=helps[name]
