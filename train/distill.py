@@ -161,13 +161,14 @@ def search_margins(values: np.ndarray) -> np.ndarray:
 
 def side_rows(observations: np.ndarray, config: PedroConfig, sides: str) -> np.ndarray:
     """(N,) bool: the rows whose viewer's team makes the contract (``"making"``), defends it (``"defending"``),
-    or every row (``"all"``); the maker is the ``maker`` piece's relative seat (0 the viewer, 2 its partner)."""
+    or every row (``"all"``); the maker is the ``maker`` piece's relative seat, of the viewer's team when it
+    is a multiple of ``config.num_teams`` (0 the viewer, 2 its partner at four seats)."""
     if sides not in SIDES:
         raise DistillError(f"sides must be one of {', '.join(SIDES)}, got {sides!r}")
     if sides == "all":
         return np.ones(len(observations), dtype=bool)
     maker = observations[:, observation_offsets(config)["maker"]]
-    making = (maker[:, 0] > 0) | (maker[:, 2] > 0)
+    making = maker[:, :: config.num_teams].any(axis=1)
     return making if sides == "making" else ~making
 
 
