@@ -21,7 +21,6 @@ import torch
 from torch import nn
 
 MASKED_LOGIT = -1e9
-PRECISIONS = ("auto", "float32", "bfloat16")
 
 
 @dataclass(frozen=True)
@@ -167,19 +166,6 @@ def autocast_precision(device_type: str, dtype: torch.dtype) -> contextlib.Abstr
     """A context in which an :class:`ActorCritic` computes in ``dtype`` on ``device_type`` (a bfloat16 autocast:
     weights, optimizer and outputs stay float32; float32: no change)."""
     return contextlib.nullcontext() if dtype == torch.float32 else torch.autocast(device_type, dtype=dtype)
-
-
-def resolve_precision(name: str, device: torch.device) -> torch.dtype:
-    """``float32`` or ``bfloat16`` as asked; ``auto`` -> bfloat16 where ``device`` multiplies it natively (a CUDA
-    device with bfloat16, a CPU with AVX-512 BF16 or AMX), else float32."""
-    if name == "auto":
-        if device.type == "cuda":
-            native = torch.cuda.is_bf16_supported()
-        else:  # torch's own CPU feature checks (private; absent in some builds: then float32)
-            names = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-            native = any(getattr(torch.cpu, name, None) is not None and getattr(torch.cpu, name)() for name in names)
-        return torch.bfloat16 if native else torch.float32
-    return torch.bfloat16 if name == "bfloat16" else torch.float32
 
 
 def logit_layers(network: ActorCritic) -> list[nn.Linear]:

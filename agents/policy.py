@@ -13,7 +13,6 @@ error naming the first piece that differs.
 
 from __future__ import annotations
 
-import copy
 import io
 from dataclasses import fields
 from pathlib import Path
@@ -43,33 +42,6 @@ class PolicyAgent(Agent):
         self.network = network
         self.greedy = bool(greedy)
         self.trained_rules_note = ""  # set by the loaders: how the training rules differ from config
-        self.row_bucket = 1  # forwards run on a multiple of this many rows (zero rows added, their outputs dropped)
-
-    def computing_in(self, dtype: torch.dtype) -> PolicyAgent:
-        """This agent with its forward passes in ``dtype``: itself for float32, else an agent over a ``dtype`` copy of
-        the network whose forwards run on a multiple of 32 rows (bfloat16 on a CPU that multiplies it natively: about
-        2x float32's pace at a search's batch sizes, where a new row count each call would cost more than it saves;
-        the logits come out float32, rounded)."""
-        if dtype == torch.float32:
-            return self
-        agent = PolicyAgent(self.config, copy.deepcopy(self.network).to(dtype).eval(), greedy=self.greedy)
-        agent.trained_rules_note = self.trained_rules_note
-        agent.row_bucket = 32
-        return agent
-
-    def _logits(self, observations: np.ndarray, action_masks: np.ndarray) -> torch.Tensor:
-        """(B, D) observations, (B, 133) masks -> (B, 133) float32 masked logits (the forward on ``row_bucket``'s
-        multiple of B rows)."""
-        observations = np.atleast_2d(np.asarray(observations))
-        masks = np.atleast_2d(np.asarray(action_masks)).astype(bool, copy=False)
-        rows = len(observations)
-        padding = -rows % self.row_bucket
-        if padding:
-            blank = np.zeros((padding, observations.shape[1]), observations.dtype)
-            observations = np.concatenate([observations, blank])
-            masks = np.concatenate([masks, np.ones((padding, masks.shape[1]), dtype=bool)])
-        logits = self.network.logits(torch.from_numpy(np.ascontiguousarray(observations)), _bool_tensor(masks))
-        return logits[:rows]
 
     @torch.no_grad()
     def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -78,10 +50,14 @@ class PolicyAgent(Agent):
             actions = masks.argmax(axis=1).astype(np.int64)
             choosing = np.flatnonzero(masks.sum(axis=1) > 1)
             if choosing.size:
-                logits = self._logits(np.atleast_2d(np.asarray(observations))[choosing], masks[choosing])
+                observations = np.atleast_2d(np.asarray(observations))
+                logits = self.network.logits(
+                    torch.from_numpy(np.ascontiguousarray(observations[choosing])), _bool_tensor(masks[choosing])
+                )
                 actions[choosing] = torch.argmax(logits, dim=-1).numpy()
             return actions
-        return gumbel_max_actions(self._logits(observations, action_masks).numpy(), rng)
+        logits = self.network.logits(torch.from_numpy(np.ascontiguousarray(observations)), _bool_tensor(action_masks))
+        return gumbel_max_actions(logits.numpy(), rng)
 
     @torch.no_grad()
     def thoughts(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -98,7 +74,8 @@ class PolicyAgent(Agent):
     def log_probabilities(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """(B, D) observations, (B, 133) masks -> (B, 133) float32 log-probabilities of the masked softmax (very
         negative where illegal)."""
-        return torch.log_softmax(self._logits(observations, action_masks), dim=-1).numpy()
+        logits = self.network.logits(torch.from_numpy(np.ascontiguousarray(observations)), _bool_tensor(action_masks))
+        return torch.log_softmax(logits, dim=-1).numpy()
 
     def decision_thoughts(self, observation: np.ndarray, action_mask: np.ndarray, top: int = 5) -> dict[str, Any]:
         """One decision's thoughts as a replay record keeps them (:mod:`arena.replay`): ``{"agent", "top": [[action

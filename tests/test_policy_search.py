@@ -184,7 +184,6 @@ def test_the_policy_plan_comes_first_and_is_what_the_policy_keeps() -> None:
         "temper=-1",
         "prune=1",
         "samples=0",
-        "precision=half",
     ],
 )
 def test_bad_options_are_one_agent_spec_error(options: str) -> None:
@@ -210,25 +209,3 @@ def test_a_greedy_policy_skips_forced_moves_and_chooses_as_one_full_forward() ->
         compared += len(masks)
         forced += int((masks.sum(axis=1) == 1).sum())
     assert forced > 50 and compared > forced
-
-
-def test_a_bfloat16_model_is_a_rounded_copy_that_leaves_the_float32_policy_alone() -> None:
-    """``precision=bfloat16`` searches with a bfloat16 copy of the policy: its probabilities stay within rounding of
-    the float32 policy's and its top action almost always agrees; the float32 policy itself is unchanged."""
-    config = pedro_env.make_config()
-    exact = PolicySearchAgent(config, **SMALL, precision="float32")
-    rounded = PolicySearchAgent(config, **SMALL, precision="bfloat16")
-    assert exact.precision == torch.float32 and rounded.precision == torch.bfloat16
-    assert next(exact.policy.network.parameters()).dtype == torch.float32
-    assert next(rounded.policy.network.parameters()).dtype == torch.bfloat16
-    assert rounded.rollout is rounded.policy and rounded.policy.row_bucket == 32 and exact.policy.row_bucket == 1
-    rows = agree = 0
-    for _, result, _ in greedy_positions({}, steps=60, seed=83, games=16):
-        masks = result.action_mask.astype(bool)
-        choosing = masks.sum(axis=1) > 1
-        want = np.exp(exact.policy.log_probabilities(result.observation, masks))[choosing]
-        got = np.exp(rounded.policy.log_probabilities(result.observation, masks))[choosing]
-        assert np.abs(got - want).max() < 0.05
-        agree += int((got.argmax(axis=1) == want.argmax(axis=1)).sum())
-        rows += int(choosing.sum())
-    assert rows > 300 and agree >= 0.97 * rows, (agree, rows)

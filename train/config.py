@@ -27,7 +27,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from agents.networks import PRECISIONS
 from arena.gauntlet import GAUNTLET_BASELINES
 from pedro_env.config import ConfigError, PedroConfig, field_docs, make_config, short_repr
 
@@ -211,6 +210,7 @@ class TrainConfig:
 
 
 DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("auto", "float32", "bfloat16")
 MAX_HIDDEN = 65_536  # units per hidden layer
 PARTNER_OPPONENTS = ("pool", "baselines", "partner")
 OPPONENT_SAMPLINGS = ("uniform", "pfsp")

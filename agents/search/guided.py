@@ -27,9 +27,7 @@ import hashlib
 import random
 
 import numpy as np
-import torch
 
-from agents.networks import PRECISIONS, resolve_precision
 from agents.policy import PolicyAgent
 from agents.search.agent import current_trick
 from agents.search.knowledge import hidden_cards
@@ -153,8 +151,6 @@ class PolicySearchAgent(LookaheadAgent):
     - ``prune`` (0.01): candidates the policy gives less probability are not searched (its top one always is);
     - ``floor`` (0.01), ``temper`` (0.5): a world's weight is the product over the other seats' observed actions of
       max(p, floor) ** temper (``temper=0``: every world alike);
-    - ``precision`` (``auto``): the arithmetic of the policy's forward passes, ``float32`` or ``bfloat16`` (``auto``:
-      bfloat16 on a CPU that multiplies it natively, else float32; choose one for the same choices on every machine);
     - ``seed`` (0): mixed into every decision's world generator.
     """
 
@@ -171,11 +167,8 @@ class PolicySearchAgent(LookaheadAgent):
         temper: float = 0.5,
         deny: bool = True,
         max_kept_off: int = 3,
-        precision: str = "auto",
         seed: int = 0,
     ) -> None:
-        if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if not isinstance(policy, str) or not (policy == "pretrained" or policy.startswith(("pretrained,", "ckpt:"))):
             raise ValueError(f"policy must be a learned policy, pretrained or ckpt:PATH, got {policy!r}")
         if int(play_samples) < 1 or not 0.0 < float(floor) <= 1.0 or float(temper) < 0 or not 0 <= float(prune) < 1:
@@ -193,8 +186,6 @@ class PolicySearchAgent(LookaheadAgent):
             rollout=policy,
             seed=seed,
         )
-        self.precision = resolve_precision(precision, torch.device("cpu"))
-        self.rollout = self.rollout.computing_in(self.precision)
         self.policy: PolicyAgent = self.rollout
         self.play_samples = int(play_samples)
         self.prune = float(prune)
