@@ -115,6 +115,12 @@ def observation_offsets(config: PedroConfig) -> dict[str, slice]:
     return offsets
 
 
+def viewer_team_makes(observations: np.ndarray, config: PedroConfig) -> np.ndarray:
+    """(B,) bool: the high bidder (the ``maker`` piece, a one-hot relative seat; all 0 before the first bid) is on
+    the viewer's team, the relative seats that are multiples of ``config.num_teams``, of (B, D) ``observations``."""
+    return observations[:, observation_offsets(config)["maker"]][:, :: config.num_teams].any(axis=1)
+
+
 def piece_starts(config: PedroConfig) -> np.ndarray:
     """(len(PIECES),) int64: each piece's first entry, in :data:`PIECES` order (the kernels' ``pieces``, ``O_*``)."""
     offsets = observation_offsets(config)

@@ -34,7 +34,11 @@ from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, relabelled_actions
 from pedro_env.cards import SUIT_SYMMETRIES
 from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file
 from pedro_env.config import PedroConfig, make_config
-from pedro_env.observation_layout import observation_offsets, observation_size, relabelled_observation_entries
+from pedro_env.observation_layout import (
+    observation_size,
+    relabelled_observation_entries,
+    viewer_team_makes,
+)
 from pedro_env.vector import PedroVectorEnv
 
 LABEL_GAMES = 64
@@ -161,14 +165,12 @@ def search_margins(values: np.ndarray) -> np.ndarray:
 
 def side_rows(observations: np.ndarray, config: PedroConfig, sides: str) -> np.ndarray:
     """(N,) bool: the rows whose viewer's team makes the contract (``"making"``), defends it (``"defending"``),
-    or every row (``"all"``); the maker is the ``maker`` piece's relative seat, of the viewer's team when it
-    is a multiple of ``config.num_teams`` (0 the viewer, 2 its partner at four seats)."""
+    or every row (``"all"``), by :func:`~pedro_env.observation_layout.viewer_team_makes`."""
     if sides not in SIDES:
         raise DistillError(f"sides must be one of {', '.join(SIDES)}, got {sides!r}")
     if sides == "all":
         return np.ones(len(observations), dtype=bool)
-    maker = observations[:, observation_offsets(config)["maker"]]
-    making = maker[:, :: config.num_teams].any(axis=1)
+    making = viewer_team_makes(observations, config)
     return making if sides == "making" else ~making
 
 

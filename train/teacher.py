@@ -17,7 +17,7 @@ import numpy as np
 from agents import make_agent
 from pedro_env.actions import DISCARD_OFFSET, NUM_ACTIONS, PLAY_OFFSET, TRUMP_OFFSET
 from pedro_env.config import PedroConfig
-from pedro_env.observation_layout import observation_offsets
+from pedro_env.observation_layout import viewer_team_makes
 from train.config import PHASE_NAMES, TrainConfig, TrainConfigError
 
 
@@ -35,11 +35,10 @@ class Teacher:
 
     def __init__(self, config: TrainConfig, rules: PedroConfig) -> None:
         self.config = config
+        self.rules = rules
         self.agent = make_agent(config.teacher, rules)
         taught = [PHASE_NAMES.index(name) for name in config.teacher_phases]
         self.taught_action = np.isin(phase_of_actions(), taught)  # (A,) bool: a decision whose actions are taught
-        self.maker_piece = observation_offsets(rules)["maker"]  # one-hot relative seat of the high bidder
-        self.partner_seats = np.arange(0, rules.num_players, rules.num_teams)  # relative seats of my team
         self.sides = set(config.teacher_sides)
         self.margin = config.teacher_margin
         if self.margin > 0 and not hasattr(self.agent, "act_with_margins"):
@@ -63,8 +62,7 @@ class Teacher:
         """
         taught = learner & self.taught_action[masks.argmax(axis=1)]  # every legal action shares the phase
         if len(self.sides) == 1:
-            maker_seat = observations[:, self.maker_piece]  # (B, n): 0s before the first bid
-            ours = maker_seat[:, self.partner_seats].any(axis=1)
+            ours = viewer_team_makes(observations, self.rules)
             taught &= ours if "maker" in self.sides else ~ours
         games = np.flatnonzero(taught)
         if games.size == 0:
