@@ -303,6 +303,11 @@ def _bids(head: HeadToHead, side: int) -> str:
     return f"{format_percent(share):>6} {format_percent(stats.made_rate):>6} {average:>4}"
 
 
+def _cpu(head: HeadToHead) -> str:
+    seconds = head.decision_cpu_s_per_match[0]
+    return f"{seconds:>11.3g}" if math.isfinite(seconds) else f"{'n/a':>11}"
+
+
 def format_gauntlet(result: GauntletResult) -> str:
     """The worst case first, then one row per entry (lowest rate first) with both sides' bidding figures."""
     lines = [
@@ -322,7 +327,7 @@ def format_gauntlet(result: GauntletResult) -> str:
     lines.append("")
     lines.append(
         f"  {'entry':<{width}}{'pairs':>6}  {'win rate':>8} {'95%':<14}{'n':>6} {'pts/deal':>9}   "
-        f"{'subject: contracts  made  bid':<31}{'baseline: contracts  made  bid'}"
+        f"{'subject: contracts  made  bid':<31}{'baseline: contracts  made  bid':<32}{'CPU s/match'}"
     )
     for entry, head in result.ordered():
         low, high = head.win_rate_ci
@@ -330,11 +335,12 @@ def format_gauntlet(result: GauntletResult) -> str:
         lines.append(
             f"  {name:<{width}}{entry.pairs:>6}  {format_percent(entry_rate(head)):>8} "
             f"{f'[{100 * low:.1f}, {100 * high:.1f}]':<14}{head.decided:>6} {head.points_per_deal.value:>+9.2f}   "
-            f"{_bids(head, 0):<31}{_bids(head, 1)}"
+            f"{_bids(head, 0):<31}{_bids(head, 1):<32}{_cpu(head)}"
         )
     lines.append(
         "  contracts: share of the scored deals the side was the maker; made: share of its contracts made; "
-        "bid: its average winning bid"
+        "bid: its average winning bid; CPU s/match: the subject's side (its partner too in a partner entry) "
+        "choosing actions, process CPU per match"
     )
     if math.isfinite(result.elapsed_s):
         matches = sum(head.matches for head in result.heads)

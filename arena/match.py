@@ -14,16 +14,19 @@ duplicate every pair is a single match, in rotation ``pair % T``.
 
 Games run ``batch_size`` at a time; each step, every distinct agent acts once on all the games in
 which one of its seats is to act, drawing from one ``rng`` (so a run is reproducible for a given
-seed, pair range and batch size). A finished slot takes the next match; once none is left, the
-batch shrinks to the games still running (see :meth:`_MatchBatch.shrink_if_sparse`).
+seed, pair range and batch size). The process CPU time of each call is shared equally among the games
+it decided and summed per side of each match (:attr:`MatchResult.decision_cpu_s`). A finished slot
+takes the next match; once none is left, the batch shrinks to the games still running (see
+:meth:`_MatchBatch.shrink_if_sparse`).
 
 :mod:`arena.shards` cuts an evaluation into reproducible units and plays them in worker processes.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -56,9 +59,12 @@ class MatchResult:
     bid_total: list[int]  # sum of the side's winning bids
     points_taken: list[int]  # points captured over all deals
     actions: list[str] | None = None  # every action of the match in text form, when play_matches(record=True)
+    # process CPU seconds per side its agents spent choosing actions: a measurement, so neither compared nor in to_dict
+    decision_cpu_s: list[float] = field(default_factory=list, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         values = asdict(self)
+        del values["decision_cpu_s"]
         if values["actions"] is None:
             del values["actions"]
         return values
@@ -134,8 +140,8 @@ def play_matches(
     results: list[MatchResult] = []
     while batch.any_running():
         acting_agent = batch.acting_agents(seating.seat_agent)
-        actions = seating.choose_actions(batch.step, acting_agent, rng)
-        batch.advance(actions, acting_agent, seating.agents)
+        actions, decision_cpu = seating.choose_actions(batch.step, acting_agent, rng)
+        batch.advance(actions, acting_agent, seating.agents, decision_cpu)
         for match in batch.take_finished():
             results.append(match)
             if progress is not None:
@@ -191,21 +197,29 @@ class _Seating:
                     seat_agent[rotation, seat] = next(i for i, agent in enumerate(agents) if agent is side[position])
         return cls(agents, seat_agent)
 
-    def choose_actions(self, step: VectorStep, acting_agent: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """(B,) int64: each agent acts once, in order, on the games where it is to act (``acting_agent``, -1 for
-        an idle slot: it plays its first legal action until the batch shrinks)."""
+    def choose_actions(
+        self, step: VectorStep, acting_agent: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(B,) int64 actions and (B,) float64 CPU seconds: each agent acts once, in order, on the games where it is
+        to act (``acting_agent``, -1 for an idle slot: it plays its first legal action until the batch shrinks),
+        and the process CPU time of its call is shared equally among those games."""
         games_in_batch = acting_agent.size
         actions = np.zeros(games_in_batch, dtype=np.int64)
+        decision_cpu = np.zeros(games_in_batch, dtype=np.float64)
         idle = np.flatnonzero(acting_agent < 0)
         if idle.size:
             actions[idle] = np.argmax(step.action_mask[idle], axis=1)
         for index, agent in enumerate(self.agents):
             games = np.flatnonzero(acting_agent == index)
+            if not games.size:
+                continue
+            started = time.process_time()
             if games.size == games_in_batch:
                 actions = np.asarray(agent.act(step.observation, step.action_mask, rng), dtype=np.int64)
-            elif games.size:
+            else:
                 actions[games] = agent.act(step.observation[games], step.action_mask[games], rng)
-        return actions
+            decision_cpu[games] = (time.process_time() - started) / games.size
+        return actions, decision_cpu
 
 
 class _MatchBatch:
@@ -237,8 +251,15 @@ class _MatchBatch:
         slot_rotation = self.jobs.rotation[np.where(active, self.slot_job, 0)]
         return np.where(active, seat_agent[slot_rotation, self.step.actor], -1)
 
-    def advance(self, actions: np.ndarray, acting_agent: np.ndarray, agents: list[Agent]) -> None:
-        """Step every slot with ``actions``; log them (with ``record``) and count the deals that ended."""
+    def advance(
+        self, actions: np.ndarray, acting_agent: np.ndarray, agents: list[Agent], decision_cpu: np.ndarray
+    ) -> None:
+        """Step every slot with ``actions``; log them (with ``record``), add ``decision_cpu`` ((S,) CPU seconds) to
+        the acting sides and count the deals that ended."""
+        acting = np.flatnonzero(acting_agent >= 0)
+        rotations = self.jobs.rotation[self.slot_job[acting]]
+        acting_side = (self.team_of_seat[self.step.actor[acting]] - rotations) % self.config.num_teams
+        self.counters.decision_cpu[acting, acting_side] += decision_cpu[acting]
         try:
             step = self.venv.step(actions)
         except IllegalActionError as error:
@@ -287,6 +308,7 @@ class _MatchBatch:
             bid_total=counters.bid_total[game].tolist(),
             points_taken=counters.points[game].tolist(),
             actions=actions,
+            decision_cpu_s=counters.decision_cpu[game].tolist(),
         )
 
     def _refill(self, finished: np.ndarray) -> None:
@@ -326,6 +348,7 @@ class _SlotCounters:
         self.bids_made = np.zeros((slots, teams), dtype=np.int64)
         self.bid_total = np.zeros((slots, teams), dtype=np.int64)
         self.points = np.zeros((slots, teams), dtype=np.int64)
+        self.decision_cpu = np.zeros((slots, teams), dtype=np.float64)  # process CPU seconds choosing actions
 
     def record_deals(
         self, games: np.ndarray, rotations: np.ndarray, deals: dict[str, np.ndarray], team_of_seat: np.ndarray
@@ -344,13 +367,13 @@ class _SlotCounters:
         self.points[games] += np.take_along_axis(deals["points"][games], team_of_side_index, axis=1)
 
     def clear(self, games: np.ndarray) -> None:
-        for counter in (self.deals, self.bids_won, self.bids_made, self.bid_total, self.points):
+        for counter in (self.deals, self.bids_won, self.bids_made, self.bid_total, self.points, self.decision_cpu):
             counter[games] = 0
 
     def select(self, games: np.ndarray) -> _SlotCounters:
         """The counters of ``games`` only, in that order (for a shrunk batch)."""
         kept = _SlotCounters(games.size, self.teams)
-        for name in ("deals", "bids_won", "bids_made", "bid_total", "points"):
+        for name in ("deals", "bids_won", "bids_made", "bid_total", "points", "decision_cpu"):
             setattr(kept, name, getattr(self, name)[games].copy())
         return kept
 

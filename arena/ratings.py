@@ -330,6 +330,15 @@ class HeadToHead:
     def matches_per_s(self) -> float:
         return self.matches / self.elapsed_s if self.elapsed_s > 0 else math.nan
 
+    @property
+    def decision_cpu_s_per_match(self) -> tuple[float, float]:
+        """Each side's CPU seconds choosing actions, per match (its agents' calls; NaN without results)."""
+        timed = [match.decision_cpu_s for match in self.results if len(match.decision_cpu_s) == 2]
+        if not timed:
+            return math.nan, math.nan
+        totals = np.sum(timed, axis=0) / len(timed)
+        return float(totals[0]), float(totals[1])
+
     def summary(self) -> dict[str, Any]:
         """Every reported statistic, JSON-ready (NaN -> None)."""
         ppd = self.points_per_deal
@@ -362,7 +371,12 @@ class HeadToHead:
             "duplicate": self.duplicate,
             "batch_size": self.batch_size,
             "summary": self.summary(),
-            "run": {"workers": self.workers, "elapsed_s": self.elapsed_s, "matches_per_s": _finite(self.matches_per_s)},
+            "run": {
+                "workers": self.workers,
+                "elapsed_s": self.elapsed_s,
+                "matches_per_s": _finite(self.matches_per_s),
+                "decision_cpu_s_per_match": [_finite(value) for value in self.decision_cpu_s_per_match],
+            },
         }
         if with_matches:
             document["results"] = [match.to_dict() for match in self.results]

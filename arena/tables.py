@@ -95,6 +95,10 @@ def format_head_to_head(head: HeadToHead, timing: bool = True) -> str:
                 f"{head.matches} matches in {head.elapsed_s:.1f} s, {head.workers} worker(s)",
             )
         )
+    cpu_a, cpu_b = head.decision_cpu_s_per_match
+    if timing and math.isfinite(cpu_a):
+        note = "process CPU of the side's agents"
+        lines.append(row("CPU deciding, per match", f"{cpu_a:.3g} s", f"{cpu_b:.3g} s", note))
     return "\n".join(lines)
 
 

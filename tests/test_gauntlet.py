@@ -92,7 +92,9 @@ def test_the_worst_case_is_the_weakest_baseline_opponent_and_leaves_the_league_o
     rows = [line.strip() for line in lines if line.strip().startswith(("vs ", "with "))]
     assert rows[0].startswith(worst_entry.label)  # the table starts from the worst opponent too
     assert "(league)" in rows[-1]  # league entries come last
+    assert any("CPU s/match" in line for line in lines) and all(float(row.split()[-1]) >= 0 for row in rows)
     document = result.to_dict()
+    assert all(len(entry["run"]["decision_cpu_s_per_match"]) == 2 for entry in document["entries"])
     assert document["worst"]["entry"] == worst_entry.label and len(document["entries"]) == len(entries)
 
 

@@ -8,7 +8,9 @@ tail) and compares every MatchResult field with the same match played one step a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ import pytest
 import pedro_env
 from agents.base import Agent, RandomAgent
 from arena.match import MatchResult, play_matches, seats_of_side, team_of_side
+from arena.ratings import HeadToHead
 from arena.shards import shard_bounds
 from pedro_env.config import PedroConfig, make_config
 from pedro_env.view import decode_observations
@@ -201,6 +204,35 @@ def test_seeded_runs_repeat_and_first_pair_continues_the_seeds() -> None:
     assert first == again
     later = play_matches(lineup, config, pairs=2, seed=3, batch_size=8, first_pair=4)
     assert [(m.pair, m.seed) for m in later] == [(4, 7), (4, 7), (5, 8), (5, 8)]
+
+
+class SlowAgent(RandomAgent):
+    """Random play that spins for ``spin_s`` of process CPU time per call, counting its calls."""
+
+    def __init__(self, config: PedroConfig, spin_s: float) -> None:
+        super().__init__(config)
+        self.spin_s, self.calls = spin_s, 0
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        self.calls += 1
+        started = time.process_time()
+        while time.process_time() - started < self.spin_s:
+            pass
+        return super().act(observations, action_masks, rng)
+
+
+def test_decision_cpu_goes_to_the_side_whose_agent_spent_it() -> None:
+    config = make_config(max_deals=3)
+    slow = SlowAgent(config, spin_s=0.002)
+    results = play_matches([[slow, RandomAgent(config)], [RandomAgent(config)]], config, pairs=3, seed=1, batch_size=4)
+    spent = np.array([match.decision_cpu_s for match in results])
+    assert spent.shape == (6, 2) and (spent >= 0).all()
+    assert spent[:, 0].sum() >= slow.calls * 0.002 > 0
+    assert spent[:, 1].sum() < 0.25 * spent[:, 0].sum()
+    head = HeadToHead("slow", "random", config, 1, True, 3, 4, results)
+    assert head.decision_cpu_s_per_match[0] == pytest.approx(spent[:, 0].mean())
+    assert "decision_cpu_s" not in results[0].to_dict()  # a measurement: the records of a seed stay identical
+    assert results[0] == replace(results[0], decision_cpu_s=[0.0, 0.0])
 
 
 def test_without_duplicate_every_pair_is_one_match_with_alternating_seats() -> None:
