@@ -1,8 +1,10 @@
 """The shipped policy (``pretrained``, models/pretrained.pt): it loads safely, records the layout and rules it was
-trained on, refuses games with another observation layout, and beats random."""
+trained on, refuses games with another observation layout, and beats random. The candidate to replace it
+(models/candidate.pt, ``ckpt:models/candidate.pt``) loads the same way and records how it was distilled."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -12,6 +14,7 @@ from agents.checkpoint import load_checkpoint  # noqa: E402
 from agents.policy import PolicyAgent, observation_layout  # noqa: E402
 from arena.evaluate import evaluate  # noqa: E402
 from pedro_env.config import make_config  # noqa: E402
+from pedro_env.vector import PedroVectorEnv  # noqa: E402
 
 
 def test_the_shipped_policy_is_small_and_loads_with_weights_only() -> None:
@@ -24,6 +27,22 @@ def test_the_shipped_policy_is_small_and_loads_with_weights_only() -> None:
     assert rules == make_config()  # trained on the default rules
     assert payload["observation_layout"] == observation_layout(rules)  # and on today's observation layout
     assert load_checkpoint(PRETRAINED_PATH)["exported"]["decisions"] > 0
+
+
+def test_the_candidate_records_its_distillation_and_keeps_the_shipped_bids() -> None:
+    candidate_path = PRETRAINED_PATH.with_name("candidate.pt")
+    assert candidate_path.stat().st_size <= 10 * 1024 * 1024
+    payload = torch.load(candidate_path, map_location="cpu", weights_only=True)
+    assert payload["observation_layout"] == observation_layout(make_config())
+    exported = payload["exported"]
+    assert exported["source"] == "train.distill fit" and exported["settings"]["sides"] == "making"
+    assert len(exported["labels"]) == 6 and exported["started_from"]["decisions"] > 0
+    step = PedroVectorEnv(64).reset(seed=5)  # every game opens with a bid: only the card play was distilled
+    chosen = [
+        make_agent(spec).act(step.observation, step.action_mask, np.random.default_rng(0))
+        for spec in (f"ckpt:{candidate_path}", "pretrained")
+    ]
+    assert (chosen[0] == chosen[1]).all()
 
 
 def test_pretrained_is_an_agent_spec_and_refuses_another_layout() -> None:
