@@ -88,6 +88,12 @@ def team_of_side(side: int, rotation: int, num_teams: int) -> int:
     return (side + rotation) % num_teams
 
 
+def sides_of_seats(seats: np.ndarray, rotations: np.ndarray, team_of_seat: np.ndarray, num_teams: int) -> np.ndarray:
+    """The side (0 .. T-1) holding each of ``seats`` (absolute) in the matching ``rotations``; the inverse of
+    :func:`team_of_side`, by arrays."""
+    return (team_of_seat[seats] - rotations) % num_teams
+
+
 def seats_of_side(side: int, rotation: int, config: PedroConfig) -> list[int]:
     """Absolute seats that ``side`` holds in ``rotation``, by position in the side (first, partner)."""
     team = team_of_side(side, rotation, config.num_teams)
@@ -258,7 +264,7 @@ class _MatchBatch:
         the acting sides and count the deals that ended."""
         acting = np.flatnonzero(acting_agent >= 0)
         rotations = self.jobs.rotation[self.slot_job[acting]]
-        acting_side = (self.team_of_seat[self.step.actor[acting]] - rotations) % self.config.num_teams
+        acting_side = sides_of_seats(self.step.actor[acting], rotations, self.team_of_seat, self.config.num_teams)
         self.counters.decision_cpu[acting, acting_side] += decision_cpu[acting]
         try:
             step = self.venv.step(actions)
@@ -359,7 +365,7 @@ class _SlotCounters:
         games, rotations = games[scored], rotations[scored]
         if games.size == 0:
             return
-        maker_side = (team_of_seat[deals["maker"][games]] - rotations) % self.teams
+        maker_side = sides_of_seats(deals["maker"][games], rotations, team_of_seat, self.teams)
         self.bids_won[games, maker_side] += 1
         self.bids_made[games, maker_side] += deals["made"][games] == 1
         self.bid_total[games, maker_side] += deals["bid"][games]
