@@ -10,9 +10,10 @@ Specs:
                        options after commas: ``search:pimc,samples=32,depth=2``
 ``search:full``        look-ahead bids, trumps and discards (sampled worlds played out), PIMC in the play
 ``search:policy``      look-ahead at every decision with a learned policy as the model of every player
-                       (``search:policy,policy=ckpt:PATH``; default ``pretrained``)
+                       (``search:policy,policy=ckpt:PATH``; default the PPO policy ``models/ppo_policy.pt``)
 ``ckpt:PATH``          a trained policy checkpoint (written by the trainer)
-``pretrained``         the policy shipped in ``models/pretrained.pt`` (its recipe: docs/training.md)
+``pretrained``         the policy shipped in ``models/pretrained.pt``: the PPO policy with its card play
+                       distilled from ``search:pimc`` (its recipe: docs/training.md)
 =====================  ==========================================================================
 
 ``ckpt:`` and ``pretrained`` take ``,greedy=false`` to sample from the policy instead of playing
@@ -58,8 +59,12 @@ REGISTRY: dict[str, dict[str, str]] = {
 AGENT_SPECS = (
     ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names] + ["ckpt:PATH", "pretrained"]
 )
-PRETRAINED_PATH = Path(__file__).resolve().parents[1] / "models" / "pretrained.pt"
+MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+PRETRAINED_PATH = MODELS_DIR / "pretrained.pt"
 """The shipped policy (a checkpoint holding only the policy; it lives in the repository, beside this package)."""
+PPO_POLICY_PATH = MODELS_DIR / "ppo_policy.pt"
+"""The long recipe's PPO policy, before its card play was distilled: ``search:policy``'s default model of the
+players and where ``python -m train.distill`` starts (same layout as :data:`PRETRAINED_PATH`)."""
 
 
 def _parse_options(parts: list[str], spec: str) -> dict[str, Any]:

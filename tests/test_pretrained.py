@@ -1,6 +1,7 @@
-"""The shipped policy (``pretrained``, models/pretrained.pt): it loads safely, records the layout and rules it was
-trained on, refuses games with another observation layout, and beats random. The candidate to replace it
-(models/candidate.pt, ``ckpt:models/candidate.pt``) loads the same way and records how it was distilled."""
+"""The shipped policies: ``pretrained`` (models/pretrained.pt) and the PPO policy it was distilled from
+(models/ppo_policy.pt, search:policy's default model). Both load safely and record the layout and rules they
+were trained on; ``pretrained`` records its distillation, bids as the PPO policy, refuses games with another
+observation layout, and beats random."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents import PRETRAINED_PATH, AgentSpecError, make_agent  # noqa: E402
+from agents import PPO_POLICY_PATH, PRETRAINED_PATH, AgentSpecError, make_agent  # noqa: E402
 from agents.checkpoint import load_checkpoint  # noqa: E402
 from agents.policy import PolicyAgent, observation_layout  # noqa: E402
 from arena.evaluate import evaluate  # noqa: E402
@@ -17,32 +18,38 @@ from pedro_env.config import make_config  # noqa: E402
 from pedro_env.vector import PedroVectorEnv  # noqa: E402
 
 
-def test_the_shipped_policy_is_small_and_loads_with_weights_only() -> None:
-    assert PRETRAINED_PATH.is_file(), "models/pretrained.pt is part of the repository"
-    assert PRETRAINED_PATH.stat().st_size <= 10 * 1024 * 1024
-    payload = torch.load(PRETRAINED_PATH, map_location="cpu", weights_only=True)
+@pytest.mark.parametrize("path", [PRETRAINED_PATH, PPO_POLICY_PATH], ids=["pretrained", "ppo_policy"])
+def test_the_shipped_policies_are_small_and_load_with_weights_only(path) -> None:
+    assert path.is_file(), f"models/{path.name} is part of the repository"
+    assert path.stat().st_size <= 10 * 1024 * 1024
+    payload = torch.load(path, map_location="cpu", weights_only=True)
     assert set(payload) >= {"format", "config", "network", "model", "observation_layout", "exported"}
     assert "optimizer" not in payload and "env" not in payload  # the policy alone, no training state
     rules = make_config(**payload["config"]["env"])
     assert rules == make_config()  # trained on the default rules
     assert payload["observation_layout"] == observation_layout(rules)  # and on today's observation layout
-    assert load_checkpoint(PRETRAINED_PATH)["exported"]["decisions"] > 0
 
 
-def test_the_candidate_records_its_distillation_and_keeps_the_shipped_bids() -> None:
-    candidate_path = PRETRAINED_PATH.with_name("candidate.pt")
-    assert candidate_path.stat().st_size <= 10 * 1024 * 1024
-    payload = torch.load(candidate_path, map_location="cpu", weights_only=True)
-    assert payload["observation_layout"] == observation_layout(make_config())
-    exported = payload["exported"]
+def test_pretrained_records_its_distillation_from_the_ppo_policy_and_bids_as_it_does() -> None:
+    exported = load_checkpoint(PRETRAINED_PATH)["exported"]
     assert exported["source"] == "train.distill fit" and exported["settings"]["sides"] == "making"
-    assert len(exported["labels"]) == 6 and exported["started_from"]["decisions"] > 0
+    assert len(exported["labels"]) == 6
+    assert exported["started_from"] == load_checkpoint(PPO_POLICY_PATH)["exported"]
+    assert exported["started_from"]["decisions"] > 0
     step = PedroVectorEnv(64).reset(seed=5)  # every game opens with a bid: only the card play was distilled
     chosen = [
         make_agent(spec).act(step.observation, step.action_mask, np.random.default_rng(0))
-        for spec in (f"ckpt:{candidate_path}", "pretrained")
+        for spec in ("pretrained", f"ckpt:{PPO_POLICY_PATH}")
     ]
     assert (chosen[0] == chosen[1]).all()
+
+
+def test_search_policy_models_the_players_with_the_ppo_policy_unless_told() -> None:
+    ppo = load_checkpoint(PPO_POLICY_PATH)["model"]
+    for spec, expected in (("search:policy", ppo), ("search:policy,policy=pretrained", None)):
+        weights = make_agent(spec).policy.network.state_dict()
+        same = weights.keys() == ppo.keys() and all(torch.equal(weights[name], ppo[name]) for name in ppo)
+        assert same == (expected is not None), spec
 
 
 def test_pretrained_is_an_agent_spec_and_refuses_another_layout() -> None:

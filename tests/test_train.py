@@ -382,15 +382,20 @@ def test_init_from_starts_from_a_checkpoints_weights_and_refuses_another_network
 
 
 def test_init_from_pretrained_loads_the_shipped_policy() -> None:
-    from agents import PRETRAINED_PATH
+    from agents import PPO_POLICY_PATH, PRETRAINED_PATH
 
     shipped = load_checkpoint(PRETRAINED_PATH)
-    trainer = Trainer(make_train_config(init_from="pretrained", num_envs=4, torch_threads=1))
+    hidden = shipped["network"]["hidden_sizes"]  # the distilled policy is wider than the default network
+    trainer = Trainer(make_train_config(init_from="pretrained", hidden_sizes=hidden, num_envs=4, torch_threads=1))
     for name, tensor in trainer.network.state_dict().items():
         assert torch.equal(tensor, shipped["model"][name]), name
+    with pytest.raises(CheckpointError, match="init_from pretrained holds another network: hidden_sizes"):
+        Trainer(make_train_config(init_from="pretrained", num_envs=4, torch_threads=1))
     # the long recipe's second stage starts where its config says: a quarter of the learning rate, the teacher's floor
     second = Trainer(
-        load_train_config(REPO_ROOT / "configs" / "ppo_long_finetune.yaml", ["init_from=pretrained", "num_envs=4"])
+        load_train_config(
+            REPO_ROOT / "configs" / "ppo_long_finetune.yaml", [f"init_from={PPO_POLICY_PATH}", "num_envs=4"]
+        )
     )
     assert second.learning_rate() == 7.5e-5 and second.teacher_weight() == 0.2
     first = load_train_config(REPO_ROOT / "configs" / "ppo_long.yaml")

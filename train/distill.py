@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents import PRETRAINED_PATH, AgentSpecError, make_agent
+from agents import PPO_POLICY_PATH, AgentSpecError, make_agent
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.networks import ActorCritic, NetworkShape, masked_log_probs
 from agents.policy import PolicyAgent, check_layout, network_from_checkpoint
@@ -53,7 +53,7 @@ class DistillError(ValueError):
 def label_positions(
     positions: int,
     seed: int,
-    policy: str = "pretrained",
+    policy: str = f"ckpt:{PPO_POLICY_PATH}",
     search: str = "search:pimc,samples=16",
     beside: str | None = None,
     beside_seats: Sequence[int] = (),
@@ -352,7 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels.add_argument("--positions", type=int, required=True, help="play decisions to label")
     labels.add_argument("--seed", type=int, required=True, help="games and sampling seed")
     labels.add_argument(
-        "--policy", default="pretrained", help="agent spec playing the labelled seats (default pretrained)"
+        "--policy",
+        default=f"ckpt:{PPO_POLICY_PATH}",
+        help="agent spec playing the labelled seats (default the PPO policy, models/ppo_policy.pt)",
     )
     labels.add_argument("--search", default="search:pimc,samples=16", help="search:pimc spec that values the cards")
     labels.add_argument("--beside", help="agent spec playing --beside-seats (their decisions are not labelled)")
@@ -361,7 +363,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     fitting.add_argument("out", help="the policy file (.pt) to write")
     fitting.add_argument("labels", nargs="+", help="label files written by the labels command")
     fitting.add_argument(
-        "--init", default=str(PRETRAINED_PATH), help="the policy to start from and stay near (default the shipped one)"
+        "--init",
+        default=str(PPO_POLICY_PATH),
+        help="the policy to start from and stay near (default the PPO policy, models/ppo_policy.pt)",
     )
     defaults = FitSettings()
     helps = {

@@ -1,7 +1,7 @@
 """The ``search:policy`` agent: the look-ahead of ``search:full`` with a learned policy as the model of every player.
 
 Where ``search:full`` assumes ``rule:heuristic`` at every other seat, this agent assumes the policy
-(``policy``, default ``pretrained``, played greedily) in three places:
+(``policy``, default the long recipe's PPO policy ``models/ppo_policy.pt``, played greedily) in three places:
 
 1. **Worlds weighted by the policy** (:func:`policy_log_likelihood`): each sampled world is weighted by
    the policy's probability of every observed action of the other seats that the view lets it
@@ -28,6 +28,7 @@ import random
 
 import numpy as np
 
+from agents import PPO_POLICY_PATH
 from agents.policy import PolicyAgent
 from agents.search.agent import current_trick
 from agents.search.knowledge import hidden_cards
@@ -139,12 +140,18 @@ def _replay_trick(worlds, view, game, config, tables, observed) -> None:
         step(trick, np.full(trick.batch_size, PLAY_OFFSET + card, dtype=np.int64), config)
 
 
+DEFAULT_MODEL = f"ckpt:{PPO_POLICY_PATH}"
+"""The players' model unless ``policy=`` names another: the PPO policy. As the model, the distilled ``pretrained``
+(a wider network) cost 1.36 times the time per deal for no measured gain (docs/search.md)."""
+
+
 class PolicySearchAgent(LookaheadAgent):
     """``search:policy``: ``search:full``'s look-ahead with a learned policy as the model of every player.
 
     Options (spec ``search:policy,samples=32,...``):
 
-    - ``policy`` (``pretrained``): the policy (``pretrained`` or ``ckpt:PATH``; played greedily);
+    - ``policy`` (:data:`DEFAULT_MODEL`, the PPO policy): the policy (``ckpt:PATH`` or ``pretrained``; played
+      greedily);
     - ``samples`` (32): worlds per bid, trump or discard decision; ``play_samples`` (24): per play decision;
     - ``bid_span`` (4), ``hopeless`` (3.0), ``deny`` (true), ``max_kept_off`` (3): the candidates of ``search:full``
       (a hand passes unsearched only when the policy would pass too);
@@ -157,7 +164,7 @@ class PolicySearchAgent(LookaheadAgent):
     def __init__(
         self,
         config: PedroConfig,
-        policy: str = "pretrained",
+        policy: str = DEFAULT_MODEL,
         samples: int = 32,
         play_samples: int = 24,
         bid_span: int = 4,
