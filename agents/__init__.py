@@ -65,6 +65,8 @@ PRETRAINED_PATH = MODELS_DIR / "pretrained.pt"
 PPO_POLICY_PATH = MODELS_DIR / "ppo_policy.pt"
 """The long recipe's PPO policy, before its card play was distilled: ``search:policy``'s default model of the
 players and where ``python -m train.distill`` starts (same layout as :data:`PRETRAINED_PATH`)."""
+PPO_POLICY_SPEC = f"ckpt:{PPO_POLICY_PATH}"
+"""The agent spec of :data:`PPO_POLICY_PATH`."""
 
 
 def _parse_options(parts: list[str], spec: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents import PPO_POLICY_PATH, make_agent
+from agents import PPO_POLICY_PATH, PPO_POLICY_SPEC, make_agent
 from agents.checkpoint import load_checkpoint
 from agents.networks import masked_log_probs
 from agents.policy import network_from_checkpoint
@@ -28,8 +28,6 @@ from train.distill import (
 )
 
 SEARCH = "search:pimc,samples=4"
-
-PPO_POLICY = f"ckpt:{PPO_POLICY_PATH}"  # where the distillation starts by default
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +53,7 @@ def test_labels_are_the_same_for_the_same_seed_and_leave_beside_seats_alone(labe
 
 def test_fit_moves_the_card_play_toward_the_search_and_keeps_the_bids(labels: dict[str, np.ndarray]) -> None:
     config = make_config()
-    reference = make_agent(PPO_POLICY, config).network
+    reference = make_agent(PPO_POLICY_SPEC, config).network
     before = {key: value.clone() for key, value in reference.state_dict().items()}
     settings = FitSettings(epochs=6, lr=1e-3, batch_size=64, anchors=2000, held_out=0.1, seed=3)
     fitted = fit(reference, config, labels, settings, log=lambda line: None)
@@ -70,7 +68,7 @@ def test_fit_moves_the_card_play_toward_the_search_and_keeps_the_bids(labels: di
         return float(np.mean(chosen.argmax(1).numpy()[settled] == values.argmax(1)[settled]))
 
     assert agreement(fitted) > agreement(reference) + 0.05
-    observations, masks = (torch.from_numpy(array) for array in anchor_positions(make_agent(PPO_POLICY), 500, 9))
+    observations, masks = (torch.from_numpy(array) for array in anchor_positions(make_agent(PPO_POLICY_SPEC), 500, 9))
     with torch.no_grad():
         kept = fitted.logits(observations, masks).argmax(1) == reference.logits(observations, masks).argmax(1)
     assert float(kept.float().mean()) > 0.9
@@ -82,7 +80,7 @@ def test_a_fit_of_one_side_moves_that_sides_card_play_and_keeps_the_others(label
     making = side_rows(observations, config, "making")
     np.testing.assert_array_equal(side_rows(observations, config, "defending"), ~making)
     assert side_rows(observations, config, "all").all() and 0.2 < making.mean() < 0.8
-    reference = make_agent(PPO_POLICY, config).network
+    reference = make_agent(PPO_POLICY_SPEC, config).network
     settings = FitSettings(sides="making", epochs=6, lr=1e-3, batch_size=64, anchors=500, held_out=0.1, seed=3)
     fitted = fit(reference, config, labels, settings, log=lambda line: None)
     with torch.no_grad():
@@ -146,10 +144,10 @@ def test_bad_input_is_one_line_that_names_the_problem(capsys: pytest.CaptureFixt
 @pytest.mark.parametrize("units", [0, 16])
 def test_grafted_play_units_move_the_card_play_and_nothing_else(units: int) -> None:
     config = make_config()
-    reference = make_agent(PPO_POLICY, config).network
+    reference = make_agent(PPO_POLICY_SPEC, config).network
     network, trainable = with_play_units(reference, units)
     assert network.shape.hidden_sizes == tuple(size + units for size in reference.shape.hidden_sizes)
-    observations, masks = (torch.from_numpy(array) for array in anchor_positions(make_agent(PPO_POLICY), 300, 4))
+    observations, masks = (torch.from_numpy(array) for array in anchor_positions(make_agent(PPO_POLICY_SPEC), 300, 4))
     every = torch.ones(len(observations), 133, dtype=torch.bool)
     optimizer = torch.optim.Adam(network.parameters(), lr=1e-2)
     for _ in range(10):  # pull every logit, the bids' included, toward one bid and one card
@@ -171,5 +169,5 @@ def test_grafted_play_units_move_the_card_play_and_nothing_else(units: int) -> N
 def _separate() -> torch.nn.Module:
     from agents.networks import ActorCritic, NetworkShape
 
-    shape = NetworkShape.from_dict({**make_agent(PPO_POLICY).network.shape.to_dict(), "shared_trunk": False})
+    shape = NetworkShape.from_dict({**make_agent(PPO_POLICY_SPEC).network.shape.to_dict(), "shared_trunk": False})
     return ActorCritic(shape, np.ones(848, np.float32))

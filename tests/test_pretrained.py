@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents import PPO_POLICY_PATH, PRETRAINED_PATH, AgentSpecError, make_agent  # noqa: E402
+from agents import PPO_POLICY_PATH, PPO_POLICY_SPEC, PRETRAINED_PATH, AgentSpecError, make_agent  # noqa: E402
 from agents.checkpoint import load_checkpoint  # noqa: E402
 from agents.policy import PolicyAgent, observation_layout  # noqa: E402
 from arena.evaluate import evaluate  # noqa: E402
@@ -39,17 +39,17 @@ def test_pretrained_records_its_distillation_from_the_ppo_policy_and_bids_as_it_
     step = PedroVectorEnv(64).reset(seed=5)  # every game opens with a bid: only the card play was distilled
     chosen = [
         make_agent(spec).act(step.observation, step.action_mask, np.random.default_rng(0))
-        for spec in ("pretrained", f"ckpt:{PPO_POLICY_PATH}")
+        for spec in ("pretrained", PPO_POLICY_SPEC)
     ]
     assert (chosen[0] == chosen[1]).all()
 
 
 def test_search_policy_models_the_players_with_the_ppo_policy_unless_told() -> None:
     ppo = load_checkpoint(PPO_POLICY_PATH)["model"]
-    for spec, expected in (("search:policy", ppo), ("search:policy,policy=pretrained", None)):
+    for spec, models_with_ppo in (("search:policy", True), ("search:policy,policy=pretrained", False)):
         weights = make_agent(spec).policy.network.state_dict()
         same = weights.keys() == ppo.keys() and all(torch.equal(weights[name], ppo[name]) for name in ppo)
-        assert same == (expected is not None), spec
+        assert same == models_with_ppo, spec
 
 
 def test_pretrained_is_an_agent_spec_and_refuses_another_layout() -> None:

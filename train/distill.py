@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents import PPO_POLICY_PATH, AgentSpecError, make_agent
+from agents import PPO_POLICY_PATH, PPO_POLICY_SPEC, AgentSpecError, make_agent
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.networks import ActorCritic, NetworkShape, masked_log_probs
 from agents.policy import PolicyAgent, check_layout, network_from_checkpoint
@@ -53,7 +53,7 @@ class DistillError(ValueError):
 def label_positions(
     positions: int,
     seed: int,
-    policy: str = f"ckpt:{PPO_POLICY_PATH}",
+    policy: str = PPO_POLICY_SPEC,
     search: str = "search:pimc,samples=16",
     beside: str | None = None,
     beside_seats: Sequence[int] = (),
@@ -353,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels.add_argument("--seed", type=int, required=True, help="games and sampling seed")
     labels.add_argument(
         "--policy",
-        default=f"ckpt:{PPO_POLICY_PATH}",
+        default=PPO_POLICY_SPEC,
         help="agent spec playing the labelled seats (default the PPO policy, models/ppo_policy.pt)",
     )
     labels.add_argument("--search", default="search:pimc,samples=16", help="search:pimc spec that values the cards")

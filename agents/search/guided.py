@@ -28,7 +28,7 @@ import random
 
 import numpy as np
 
-from agents import PPO_POLICY_PATH
+from agents import PPO_POLICY_SPEC
 from agents.policy import PolicyAgent
 from agents.search.agent import current_trick
 from agents.search.knowledge import hidden_cards
@@ -140,7 +140,7 @@ def _replay_trick(worlds, view, game, config, tables, observed) -> None:
         step(trick, np.full(trick.batch_size, PLAY_OFFSET + card, dtype=np.int64), config)
 
 
-DEFAULT_MODEL = f"ckpt:{PPO_POLICY_PATH}"
+DEFAULT_MODEL = PPO_POLICY_SPEC
 """The players' model unless ``policy=`` names another: the PPO policy. As the model, the distilled ``pretrained``
 (a wider network) cost 1.36 times the time per deal for no measured gain (docs/search.md)."""
 
