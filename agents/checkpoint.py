@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from pedro_env.config import PedroConfig
+
 CHECKPOINT_FORMAT = "pedro-rl/ppo-checkpoint"
 CHECKPOINT_VERSION = 1
 LATEST_NAME = "latest.pt"  # a run directory's checkpoint: RUN_DIR/latest.pt
@@ -80,8 +82,9 @@ def latest_checkpoint(run_dir: str | Path) -> Path:
     return Path(run_dir) / LATEST_NAME
 
 
-def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Read and check a checkpoint; raises CheckpointError saying what is wrong with the file."""
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu", mmap: bool = False) -> dict[str, Any]:
+    """Read and check a checkpoint; raises CheckpointError saying what is wrong with the file. ``mmap`` maps the
+    tensors' bytes instead of reading them (a cheap look at the recorded rules)."""
     path = Path(path)
     if path.is_dir():
         candidate = path / LATEST_NAME
@@ -94,7 +97,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         with warnings.catch_warnings():
             # A damaged file can claim any pickle protocol; the error below says what is wrong instead.
             warnings.filterwarnings("ignore", message="Detected pickle protocol")
-            payload = torch.load(path, map_location=map_location, weights_only=True)
+            payload = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except Exception as error:  # noqa: BLE001 - damaged bytes raise IndexError, KeyError, UnicodeDecodeError, ...
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise CheckpointError(
@@ -113,3 +116,11 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         if key not in payload:
             raise CheckpointError(f"checkpoint {path} is incomplete: it has no {key!r} entry")
     return payload
+
+
+def trained_num_players(payload: dict[str, Any]) -> int:
+    """The number of players of the games a checkpoint's policy was trained on (its recorded rules; the rules'
+    default where they leave it out)."""
+    env = payload["config"].get("env") if isinstance(payload.get("config"), dict) else None
+    recorded = env.get("num_players") if isinstance(env, dict) else None
+    return int(recorded) if isinstance(recorded, int) else PedroConfig().num_players

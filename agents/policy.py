@@ -8,7 +8,8 @@ A policy travels without its training state as a small payload (:func:`policy_pa
 the network shape and weights, and the observation layout it reads), as bytes to evaluation
 workers (:func:`policy_bytes`) or as a file (the shipped ``pretrained`` policy). A policy whose
 recorded layout differs from the encoder's for the games it is asked to play is refused with an
-error naming the first piece that differs.
+error naming the first piece that differs; one trained for another number of players is refused first, in
+those words (the observation's size depends on the table size).
 """
 
 from __future__ import annotations
@@ -100,6 +101,20 @@ def observation_layout(config: PedroConfig) -> list[list[Any]]:
     return [[name, int(size)] for name, size in observation_pieces(config)]
 
 
+def check_table_size(payload: dict[str, Any], config: PedroConfig, source: str) -> None:
+    """Raise ValueError when the policy in ``payload`` was trained for another number of players than ``config``'s
+    (its observation could not fit: the layout depends on the table size)."""
+    from agents.checkpoint import trained_num_players
+
+    trained, playing = trained_num_players(payload), config.num_players
+    if trained != playing:
+        recipe = "configs/ppo_selfplay.yaml" if playing == 4 else f"configs/individual{playing}.yaml"
+        raise ValueError(
+            f"{source} was trained for {trained} players; these games have {playing} "
+            f"(train one for {playing} players: {recipe})"
+        )
+
+
 def check_layout(recorded: Any, config: PedroConfig, source: str) -> None:
     """Raise ValueError when a policy's recorded observation layout is not the encoder's for ``config``."""
     if recorded is None:  # written before layouts were recorded: the size check of PolicyAgent still applies
@@ -145,6 +160,7 @@ def policy_bytes(network: ActorCritic, config: PedroConfig) -> bytes:
 def policy_agent_from_bytes(data: bytes, config: PedroConfig, greedy: bool = True, name: str = "policy") -> PolicyAgent:
     """The agent of :func:`policy_bytes` (read with ``weights_only=True``)."""
     payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    check_table_size(payload, config, name)
     check_layout(payload.get("observation_layout"), config, name)
     agent = PolicyAgent(config, network_from_checkpoint(payload), greedy=greedy)
     agent.name = name
@@ -166,6 +182,7 @@ def load_policy_agent(path: str, config: PedroConfig, greedy: bool = True) -> Po
     from agents.checkpoint import CheckpointError, load_checkpoint
 
     payload = load_checkpoint(path)
+    check_table_size(payload, config, f"checkpoint {path}")
     check_layout(payload.get("observation_layout"), config, f"checkpoint {path}")
     try:
         network = network_from_checkpoint(payload)
@@ -202,6 +219,7 @@ def load_initial_weights(path: str | Path, source: str, shape: NetworkShape, rul
 
     payload = load_checkpoint(path)
     try:
+        check_table_size(payload, rules, f"init_from {source}")
         check_layout(payload.get("observation_layout"), rules, f"init_from {source}")
     except ValueError as error:
         raise CheckpointError(str(error)) from None

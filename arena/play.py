@@ -1,8 +1,10 @@
 """``pedro-play``: play a match in the terminal with any agents as partner and opponents.
 
     pedro-play --partner rule:heuristic --opponents ckpt:runs/x/latest.pt --seed 7
+    pedro-play --set num_players=3 scoring=simple --opponents search:pimc+rule:cautious
 
-You sit at seat P0 (``--seat`` moves you); your partner sits opposite. Before each of your moves
+You sit at seat P0 (``--seat`` moves you); at four players your partner sits opposite, at two or
+three everyone plays alone (no partner: ``--opponents`` seats the others). Before each of your moves
 the table is drawn from your side (your hand sorted, trumps marked ``*``; bids, trumps, the trick
 with who played what, tricks and points won, scores), followed by your legal moves. Type a move in
 docs/rules.md's text form (``bid 7``, ``pass``, ``trump H``, ``discard 9C``, ``done``, ``play 5H``) or
@@ -45,6 +47,7 @@ from pedro_env.kernels.tricks import trick_winner
 from pedro_env.render import render_table
 from pedro_env.state import Phase
 
+DEFAULT_AGENT = "rule:heuristic"  # at every seat not named
 HELP_LINE = "moves: bid N / N, pass / p, trump S / S, discard XX / XX, done / d, play XX / XX; ? legal moves, q quit"
 
 
@@ -164,15 +167,24 @@ def narrate_deal_end(deal: dict, log: DealLog, config: PedroConfig, tables: Rule
     lines.append(f"Point cards taken: {taken or 'none'}.")
     if config.low == "held":
         lines.append("(Low counts for the side that held it when play began.)")
-    points = ", ".join(f"team {team} {p}" for team, p in enumerate(deal["points"]))
+    sides = side_names(config)
+    points = ", ".join(f"{side} {p}" for side, p in zip(sides, deal["points"]))
     verdict = "made" if deal["made"] else "set"
     lines.append(f"Points: {points}. The bid of {deal['bid']} is {verdict}.")
     if deal.get("renege") is not None:
-        lines.append(f"Team {deal['renege']} reneged and was penalised.")
-    changes = ", ".join(f"team {team} {delta:+d}" for team, delta in enumerate(deal["delta"]))
-    scores = ", ".join(f"team {team} {score}" for team, score in enumerate(deal["scores"]))
+        lines.append(f"{sides[deal['renege']].capitalize()} reneged and was penalised.")
+    changes = ", ".join(f"{side} {delta:+d}" for side, delta in zip(sides, deal["delta"]))
+    scores = ", ".join(f"{side} {score}" for side, score in zip(sides, deal["scores"]))
     lines.append(f"Score changes: {changes}. Scores: {scores}.")
     return "\n".join(lines)
+
+
+def side_names(config: PedroConfig) -> list[str]:
+    """What the narration calls each team: ``team 0``, ``team 1`` for partnerships, the seat (``P2``) where
+    everyone plays alone (team = seat)."""
+    if config.num_teams == config.num_players:
+        return [f"P{seat}" for seat in range(config.num_players)]
+    return [f"team {team}" for team in range(config.num_teams)]
 
 
 def play_interactive_match(
@@ -272,13 +284,14 @@ def _after_move(
 
 def _match_end_text(record: MatchRecord, config: PedroConfig, human_seats: list[int]) -> str:
     """The final line: the winning team and the scores (and whether the person won), or a stop without winner."""
-    scores = ", ".join(f"team {team} {score}" for team, score in enumerate(record.result["scores"]))
+    sides = side_names(config)
+    scores = ", ".join(f"{side} {score}" for side, score in zip(sides, record.result["scores"]))
     winner = record.result["winner"]
     if winner is None:
         return f"\nMatch stopped after {record.result['deals']} deals without a winner. Scores: {scores}."
     mine = [seat for seat in human_seats if int(config.team_of_seat[seat]) == winner]
     verdict = " You win!" if mine else (" You lose." if human_seats else "")
-    return f"\nMatch over: team {winner} wins. Scores: {scores}.{verdict}"
+    return f"\nMatch over: {sides[winner]} wins. Scores: {scores}.{verdict}"
 
 
 def split_specs(text: str, count: int) -> list[str]:
@@ -287,16 +300,25 @@ def split_specs(text: str, count: int) -> list[str]:
     if len(parts) == 1:
         return parts * count
     if len(parts) != count:
-        raise AgentSpecError(f"--opponents takes one spec or {count} joined by '+', got {text!r}")
+        allowed = "one spec (there is one opponent)" if count == 1 else f"one spec or {count} joined by '+'"
+        raise AgentSpecError(f"--opponents takes {allowed}, got {text!r}")
     return parts
 
 
-def build_seats(config: PedroConfig, human_seat: int, partner: str, opponents: str) -> list[Seat]:
+def build_seats(config: PedroConfig, human_seat: int, partner: str | None, opponents: str) -> list[Seat]:
+    """Who plays each seat: the person at ``human_seat``, ``partner`` (default rule:heuristic) opposite at four
+    players, the ``opponents`` (one spec, or one per other seat joined by '+') elsewhere. With two or three players
+    everyone plays alone: a ``partner`` is refused (AgentSpecError), as is an agent that does not fit the table."""
     n = config.num_players
     if not 0 <= human_seat < n:
         raise AgentSpecError(f"--seat {human_seat} is not allowed: seats are 0..{n - 1}")
     team = int(config.team_of_seat[human_seat])
     others = [seat for seat in range(n) if int(config.team_of_seat[seat]) != team]
+    if partner is not None and len(others) == n - 1:
+        raise AgentSpecError(
+            f"--partner: at {n} players everyone plays alone (no partner); --opponents names the other {n - 1} seats"
+        )
+    partner = partner or DEFAULT_AGENT
     opponent_specs = split_specs(opponents, len(others))
     seats: list[Seat] = []
     for seat in range(n):
@@ -317,6 +339,9 @@ EXAMPLES = """examples:
   pedro-play --partner search:full --opponents search:pimc    # the look-ahead search as your partner
   pedro-play --opponents ckpt:runs/quickstart/latest.pt --save my_match.json
   pedro-play --set target_score=21 variant=sancho
+  pedro-play --set num_players=3 scoring=simple --opponents search:pimc+rule:cautious   # three players, each alone
+  pedro-play --set num_players=3 scoring=simple --opponents pretrained   # once models/pretrained_3p.pt is shipped
+  pedro-play --set num_players=2 --opponents rule:heuristic             # two players, head to head
   pedro-replay my_match.json                             # watch it again
 """
 
@@ -330,14 +355,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--partner",
-        default="rule:heuristic",
-        help="agent spec of your partner: random, rule:heuristic (default), rule:cautious, search:pimc, "
-        "search:full (look-ahead bids, trumps and discards), pretrained (the shipped trained policy), ckpt:PATH",
+        default=None,
+        help="agent spec of your partner at 4 players: random, rule:heuristic (default), rule:cautious, search:pimc, "
+        "search:full (look-ahead bids, trumps and discards), pretrained (the shipped trained policy), ckpt:PATH; "
+        "with 2 or 3 players everyone plays alone and there is no partner",
     )
     parser.add_argument(
         "--opponents",
-        default="rule:heuristic",
-        help="one agent spec for both opponents (the same choices, default rule:heuristic), or two joined by '+'",
+        default=DEFAULT_AGENT,
+        help="one agent spec for every opponent (the same choices, default rule:heuristic), or one per opponent "
+        "joined by '+': two at 4 players, the other seats at 2 or 3 (a policy plays only the table size it was "
+        "trained for; pretrained the one whose file is shipped)",
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0..n-1 (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents (default: random)")

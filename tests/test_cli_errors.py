@@ -11,11 +11,15 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 
+from test_play import write_policy_checkpoint  # noqa: E402
+
+from agents import PRETRAINED_PATH  # noqa: E402
 from agents.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from arena.eval_cli import main as eval_main  # noqa: E402
 from arena.play import main as play_main  # noqa: E402
 from arena.replay import main as replay_main  # noqa: E402
 from benchmarks.training import main as bench_main  # noqa: E402
+from pedro_env.config import make_config  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import make_train_config  # noqa: E402
 from train.curve import main as curve_main  # noqa: E402
@@ -34,9 +38,10 @@ TINY = {
     "final_eval_pairs": 1,
     "env": {"target_score": 11},
 }
+THREE = ["--set", "num_players=3", "scoring=simple"]  # the rules of three players
 
-# (tool, argv with {tmp} for the test directory, {file} for a plain file and {run} for a finished run,
-#  words the one-line error must contain)
+# (tool, argv with {tmp} for the test directory, {file} for a plain file, {run} for a finished run, {four} for the
+#  shipped policy of four players and {three} for a policy of three players; words the one-line error must contain)
 CASES: list[tuple[str, list[str], str]] = [
     ("train", ["{tmp}/nothing.yaml"], "config file not found"),
     ("train", ["{tmp}"], "is a directory"),
@@ -83,6 +88,14 @@ CASES: list[tuple[str, list[str], str]] = [
     ("play", ["--opponents", "nope"], "unknown agent spec"),
     ("play", ["--seed", "-5"], "--seed must be an int from 0 to 2**62"),
     ("play", ["--set", "target_score=abc"], "target_score"),
+    ("play", [*THREE, "--partner", "random"], "at 3 players everyone plays alone"),
+    ("play", ["--set", "num_players=2", "--partner", "rule:heuristic"], "at 2 players everyone plays alone"),
+    ("play", [*THREE, "--opponents", "random+random+random"], "one spec or 2 joined by '+'"),
+    ("play", ["--set", "num_players=2", "--opponents", "random+random"], "takes one spec (there is one opponent)"),
+    ("play", [*THREE, "--opponents", "ckpt:{four}"], "was trained for 4 players; these games have 3"),
+    ("play", ["--set", "num_players=2", "--opponents", "ckpt:{four}"], "was trained for 4 players; these games have 2"),
+    ("play", ["--opponents", "ckpt:{three}"], "was trained for 3 players; these games have 4"),
+    ("eval", ["ckpt:{three}", "random"], "was trained for 3 players; these games have 4"),
     ("replay", ["{tmp}/missing.json"], "not found"),
     ("replay", ["{tmp}"], "directory"),
     ("replay", ["{file}"], "JSON"),
@@ -108,8 +121,8 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory with a finished run (``run``), a hand-edited and a gutted checkpoint, a plain file and broken
-    config files."""
+    """A directory with a finished run (``run``), a hand-edited and a gutted checkpoint, a policy of three players,
+    a plain file and broken config files."""
     root = tmp_path_factory.mktemp("cli-errors")
     config = make_train_config(**TINY, runs_dir=str(root), run_name="run")
     trainer = Trainer(config)
@@ -126,6 +139,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gutted["counters"]["decisions"] = 0
     save_checkpoint(gutted, root / "gutted" / "latest.pt")
     (root / "file").write_text("not a directory, not JSON\n")
+    write_policy_checkpoint(root / "three.pt", make_config(num_players=3, scoring="simple"))
     from torch.utils.tensorboard import SummaryWriter
 
     with SummaryWriter(str(root / "tb")) as writer:
@@ -150,6 +164,7 @@ def test_a_bad_input_is_one_line_status_2_and_changes_nothing(
     monkeypatch.chdir(workspace)
     monkeypatch.setattr("sys.stdin", open("/dev/null"))  # noqa: SIM115 - pedro-play must fail before reading
     names = {"tmp": str(workspace), "file": str(workspace / "file"), "run": str(workspace / "run")}
+    names |= {"four": str(PRETRAINED_PATH), "three": str(workspace / "three.pt")}
     before = snapshot(workspace)
     try:
         status = TOOLS[tool]([part.format(**names) for part in argv])
@@ -162,3 +177,18 @@ def test_a_bad_input_is_one_line_status_2_and_changes_nothing(
     assert words in lines[0], lines[0]
     assert "Traceback" not in captured.err + captured.out
     assert snapshot(workspace) == before
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_pedro_play_refuses_pretrained_where_no_policy_of_the_table_size_is_shipped(
+    num_players: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pretrained`` plays the shipped policy of the table size (agents.pretrained_path); where there is none, one
+    line and status 2."""
+    import agents
+
+    monkeypatch.setitem(agents.PRETRAINED_PATHS, num_players, tmp_path / f"pretrained_{num_players}p.pt")
+    rules = ["num_players=3", "scoring=simple"] if num_players == 3 else ["num_players=2"]
+    assert play_main(["--set", *rules, "--opponents", "pretrained"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"the pretrained policy of {num_players} players is not at" in lines[0], lines

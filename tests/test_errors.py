@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -271,3 +272,28 @@ def test_unknown_reset_option_warns_and_is_ignored() -> None:
 def test_render_mode_checked() -> None:
     with pytest.raises(ValueError, match="render_mode"):
         pedro_env.env(render_mode="rgb_array")
+
+
+@pytest.mark.parametrize("trained, playing", [(4, 3), (4, 2), (3, 4), (3, 2), (2, 3)])
+def test_a_policy_of_another_table_size_is_refused_in_one_line(trained: int, playing: int, tmp_path: Path) -> None:
+    """The observation's size depends on the number of players: every way a policy is loaded names the table sizes
+    (before the layout) and where to train one, for ckpt: agents, the bytes of evaluation workers and init_from."""
+    pytest.importorskip("torch")
+    from test_play import table_rules, write_policy_checkpoint
+
+    from agents import AgentSpecError, make_agent
+    from agents.checkpoint import CheckpointError
+    from agents.networks import NetworkShape
+    from agents.policy import load_initial_weights, policy_agent_from_bytes
+
+    path = write_policy_checkpoint(tmp_path / "policy.pt", table_rules(trained))
+    config = table_rules(playing)
+    recipe = "configs/ppo_selfplay.yaml" if playing == 4 else f"configs/individual{playing}.yaml"
+    words = f"was trained for {trained} players; these games have {playing} (train one for {playing} players: {recipe})"
+    with pytest.raises(AgentSpecError) as refused:
+        make_agent(f"ckpt:{path}", config)
+    assert str(refused.value) == f"agent spec ckpt:{path}: checkpoint {path} {words}"
+    with pytest.raises(ValueError, match=re.escape(f"worker policy {words}")):
+        policy_agent_from_bytes(path.read_bytes(), config, name="worker policy")
+    with pytest.raises(CheckpointError, match=re.escape(f"init_from runs/x {words}")):
+        load_initial_weights(path, "runs/x", NetworkShape(1, 1, 133, (16,)), config)

@@ -17,6 +17,7 @@ from arena.replay import MatchRecord, ReplayError, record_from_env, replay_match
 from arena.reports import save_replays
 from pedro_env import make_config
 from pedro_env.actions import str_to_action
+from pedro_env.config import PedroConfig
 from pedro_env.state import Phase
 
 from conftest import run_module, start_module
@@ -29,6 +30,28 @@ def first_legal_move(transcript: list[str]) -> str:
     if first.startswith(("play ", "discard ")) or ".." in first:
         return first.split()[1]
     return first
+
+
+def table_rules(num_players: int, **rules: object) -> PedroConfig:
+    """The rules of a table of ``num_players`` (three players score simple, the only scoring they allow)."""
+    return make_config(num_players=num_players, **({"scoring": "simple"} if num_players == 3 else {}), **rules)
+
+
+def write_policy_checkpoint(path: Path, config: PedroConfig) -> Path:
+    """An untrained policy for games of ``config`` written at ``path`` as ``pedro-train --export`` writes one (what
+    ``ckpt:`` and the table's ``--models`` read)."""
+    import torch
+
+    from agents.checkpoint import save_checkpoint
+    from agents.networks import ActorCritic, NetworkShape
+    from agents.policy import policy_payload
+    from pedro_env.actions import NUM_ACTIONS
+    from pedro_env.observation_layout import observation_scale, observation_size
+
+    torch.manual_seed(0)
+    size = observation_size(config)
+    network = ActorCritic(NetworkShape(size, size, NUM_ACTIONS, (16,)), observation_scale(config))
+    return save_checkpoint(policy_payload(network, config), path)
 
 
 def test_short_and_long_move_forms() -> None:
@@ -134,6 +157,39 @@ def test_pedro_play_runs_a_whole_match_from_stdin(tmp_path: Path) -> None:
     assert cut.returncode == 1 and "Input ended before the match did" in cut.stdout
     bad = run_module("arena.play", "--opponents", "rule:nobody")
     assert bad.returncode == 2 and "unknown agent spec 'rule:nobody'" in bad.stderr
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_pedro_play_seats_every_table_size_with_a_policy_among_the_agents(num_players: int, tmp_path: Path) -> None:
+    """Two and three players play alone (team = seat): the other seats are all opponents, one spec each by '+'; four
+    players seat a partner opposite. A policy trained for the table size plays, its thoughts recorded."""
+    config = table_rules(num_players, target_score=11)
+    policy = f"ckpt:{write_policy_checkpoint(tmp_path / 'policy.pt', config)}"
+    opponents = "+".join([policy, "rule:cautious"][: 1 if num_players == 2 else 2])
+    partner = "rule:heuristic" if num_players == 4 else None
+    transcript: list[str] = []
+    seats = build_seats(config, 0, partner, opponents)
+    record = play_interactive_match(seats, config, 7, lambda prompt: first_legal_move(transcript), transcript.append)
+    labels = {2: ["you", policy], 3: ["you", policy, "rule:cautious"], 4: ["you", policy, partner, "rule:cautious"]}
+    assert record.players == labels[num_players]
+    assert replay_match(record) == record.result and record.result["winner"] in range(config.num_teams)
+    assert all((thought is not None) == (seat == 1) for thought, (_, seat) in zip(record.thoughts, _actors(record)))
+    text = "\n".join(transcript)
+    if num_players == 4:
+        assert "Match over: team " in text and "Points: team 0 " in text
+    else:  # everyone alone: the narration names the seats
+        assert re.search(r"Match over: P[0-9] wins\. Scores: P0 -?\d+, P1 ", text) and "Points: P0 " in text
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_pedro_play_from_stdin_at_a_table_of_individuals(num_players: int) -> None:
+    """The command at two or three players: one --opponents spec seats every other player, and no partner."""
+    config = table_rules(num_players, target_score=11)
+    rules = [f"{key}={getattr(config, key)}" for key in ("num_players", "scoring", "target_score")]
+    done = run_module("arena.play", "--seed", "3", "--opponents", "random", "--set", *rules, stdin="?\n")
+    assert done.returncode == 1 and "Input ended before the match did" in done.stdout, done.stderr
+    others = ", ".join(f"P{seat} random" for seat in range(1, num_players))
+    assert f"Pedro, seed 3 (P0 you, {others})." in done.stdout and done.stderr == ""
 
 
 def test_pedro_play_seats_the_look_ahead_search_as_partner_and_opponents() -> None:
@@ -250,4 +306,3 @@ def test_a_reader_gone_before_the_first_line_gets_no_traceback(module: str, args
     process.stdout.close()  # every write now fails with EPIPE
     errors = process.stderr.read()
     assert process.wait(timeout=60) == 0 and "Traceback" not in errors, errors
-
