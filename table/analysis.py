@@ -106,7 +106,8 @@ def analyse(
 ) -> dict[str, Any]:
     """docs/table.md's ``Analysis`` of decision ``decision`` of ``record``: the recorded thoughts of a policy that
     moved there, else ``policy``'s (default: the mover's own if it is a policy on the roster, else the first
-    policy on the roster) computed now; the search values when ``search``."""
+    policy on the roster that plays this table size; none when no policy does) computed now; the search values when
+    ``search``."""
     env = position(record, decision)
     seat = int(env.game.actor[0])
     chosen = record.actions[decision] if decision < len(record.actions) else None
@@ -123,7 +124,7 @@ def analyse(
         answer["policy"] = {**recorded, "recorded": True}
     else:
         mover = players[seat] if seat < len(players) else ""
-        names = analyst.roster.policy_names()
+        names = analyst.roster.policy_names(env.config.num_players)
         name = policy or (mover if mover in names else names[0] if names else None)
         if name is not None:
             answer["policy"] = {**analyst.policy_thoughts(env, name), "recorded": False}

@@ -157,7 +157,8 @@ def create_app(
                     f"decision {decision} is P{mover}'s: while the match runs only your own decisions are "
                     "analysed (the others' read cards you cannot see)",
                 )
-        return json_answer(analyse(analyst, record, decision, _policy_name(policy, roster), search, record.players))
+        name = _policy_name(policy, roster, record.pedro_config.num_players)
+        return json_answer(analyse(analyst, record, decision, name, search, record.players))
 
     @app.post("/api/replays", status_code=201)
     async def open_replay(request: Request) -> Response:
@@ -174,12 +175,13 @@ def create_app(
     def replay_analysis(replay_id: str, decision: int, search: bool = False, policy: str | None = None) -> Response:
         session = replays.get(replay_id)
         _check_decision(decision, len(session.record.actions) - 1)
+        policy = _policy_name(policy, roster, session.record.pedro_config.num_players)
         if search and session.scan is not None and decision in session.scan["values"]:
-            answer = analyse(analyst, session.record, decision, _policy_name(policy, roster), False, [])
+            answer = analyse(analyst, session.record, decision, policy, False, [])
             answer["search"] = session.scan["values"][decision]
             return json_answer(answer)
         players = session.record.players
-        return json_answer(analyse(analyst, session.record, decision, _policy_name(policy, roster), search, players))
+        return json_answer(analyse(analyst, session.record, decision, policy, search, players))
 
     @app.post("/api/replays/{replay_id}/scan")
     def replay_scan(replay_id: str) -> Response:
@@ -246,9 +248,11 @@ def _check_decision(decision: int, last: int) -> None:
         raise TableError(422, f"decision {decision} is not in this match: decisions are 0..{last}")
 
 
-def _policy_name(policy: str | None, roster: Roster) -> str | None:
-    if policy is not None and policy not in roster.policy_names():
-        raise TableError(422, f"unknown policy {policy[:40]!r}: allowed are {', '.join(roster.policy_names())}")
+def _policy_name(policy: str | None, roster: Roster, num_players: int) -> str | None:
+    """``policy`` if it is a policy on the roster that plays games of ``num_players``; TableError otherwise."""
+    if policy is not None and policy not in roster.policy_names(num_players):
+        allowed = ", ".join(roster.policy_names(num_players)) or "none"
+        raise TableError(422, f"unknown policy {policy[:40]!r} for {num_players} players: allowed are {allowed}")
     return policy
 
 
@@ -286,21 +290,7 @@ def _match_from_request(body: Any, roster: Roster) -> MatchSession:
     unknown = [key for key in body if key not in MATCH_KEYS]
     if unknown:
         raise TableError(422, f"unknown key {str(unknown[0])[:40]!r}: a new match takes {', '.join(MATCH_KEYS)}")
-    rules = body.get("rules", {})
-    rules = {} if rules is None else rules
-    if not isinstance(rules, dict):
-        raise TableError(422, "rules must be an object of rule keys: " + ", ".join(RULE_KEYS))
-    bad = [key for key in rules if key not in RULE_KEYS]
-    if bad:
-        raise TableError(422, f"unknown rule key {str(bad[0])[:40]!r}: the rules are {', '.join(RULE_KEYS)}")
-    if isinstance(rules.get("target_score"), int) and rules["target_score"] > MAX_TABLE_TARGET:
-        raise TableError(422, f"target_score {rules['target_score']} is over the table's limit of {MAX_TABLE_TARGET}")
-    if rules.get("num_players") == 3 and "scoring" not in rules:
-        rules = {**rules, "scoring": "simple"}  # the default that fits: three-player Pedro scores simple only
-    try:
-        config = make_config(**rules)
-    except ConfigError as error:
-        raise TableError(422, str(error)) from None
+    config = _match_rules(body.get("rules", {}))
     n = config.num_players
     seat = body.get("seat", 0)
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
@@ -314,24 +304,44 @@ def _match_from_request(body: Any, roster: Roster) -> MatchSession:
         raise TableError(422, f"seed must be null or an int from 0 to 2**62, got {str(seed)[:30]!r}") from None
     if seed > MAX_SEED:
         raise TableError(422, f"seed must be null or an int from 0 to 2**62, got {seed}")
-    team = int(config.team_of_seat[seat])
-    others = [s for s in range(n) if int(config.team_of_seat[s]) != team]
-    opponents = body.get("opponents", "rule:heuristic")
-    opponents = [opponents] * len(others) if isinstance(opponents, str) else opponents
-    if not isinstance(opponents, list) or len(opponents) != len(others):
-        raise TableError(422, f"opponents must be one agent name or a list of {len(others)}")
-    names: list[str] = []
-    agents = []
+    names = _seat_names(body, config, seat)
     try:
-        for s in range(n):
-            if s == seat:
-                names.append("you")
-                agents.append(None)
-                continue
-            name = opponents[others.index(s)] if s in others else body.get("partner", "rule:heuristic")
-            agents.append(roster.build(name, config))
-            names.append(name)
+        agents = [None if s == seat else roster.build(name, config) for s, name in enumerate(names)]
     except (UnknownAgentError, AgentSpecError) as error:
         raise TableError(422, str(error)) from None
     searching = frozenset(s for s, name in enumerate(names) if s != seat and roster.entry(name).kind == "search")
     return MatchSession(config=config, seat=seat, players=names, agents=agents, seed=seed, searching_seats=searching)
+
+
+def _match_rules(rules: Any) -> PedroConfig:
+    """The rules of a new match from its ``rules`` object (three players score simple unless told otherwise)."""
+    rules = {} if rules is None else rules
+    if not isinstance(rules, dict):
+        raise TableError(422, "rules must be an object of rule keys: " + ", ".join(RULE_KEYS))
+    bad = [key for key in rules if key not in RULE_KEYS]
+    if bad:
+        raise TableError(422, f"unknown rule key {str(bad[0])[:40]!r}: the rules are {', '.join(RULE_KEYS)}")
+    if isinstance(rules.get("target_score"), int) and rules["target_score"] > MAX_TABLE_TARGET:
+        raise TableError(422, f"target_score {rules['target_score']} is over the table's limit of {MAX_TABLE_TARGET}")
+    if rules.get("num_players") == 3 and "scoring" not in rules:
+        rules = {**rules, "scoring": "simple"}  # the default that fits: three-player Pedro scores simple only
+    try:
+        return make_config(**rules)
+    except ConfigError as error:
+        raise TableError(422, str(error)) from None
+
+
+def _seat_names(body: dict[str, Any], config: PedroConfig, seat: int) -> list[str]:
+    """The roster name at each seat (``"you"`` at ``seat``): the partner opposite at four players, the opponents in
+    seat order; with two or three players everyone plays alone, and a ``partner`` is refused."""
+    n = config.num_players
+    team = int(config.team_of_seat[seat])
+    others = [s for s in range(n) if int(config.team_of_seat[s]) != team]
+    if "partner" in body and len(others) == n - 1:
+        raise TableError(422, f"partner: at {n} players everyone plays alone (no partner); name the opponents only")
+    opponents = body.get("opponents", "rule:heuristic")
+    opponents = [opponents] * len(others) if isinstance(opponents, str) else opponents
+    if not isinstance(opponents, list) or len(opponents) != len(others):
+        raise TableError(422, f"opponents must be one agent name or a list of {len(others)}")
+    partner = body.get("partner", "rule:heuristic")
+    return ["you" if s == seat else opponents[others.index(s)] if s in others else partner for s in range(n)]

@@ -4,29 +4,37 @@ A client names an agent by its roster name only (``rule:heuristic``, ``models:ru
 server maps the name to a spec it built itself, so no path a client sends is ever opened. Search
 agents keep caches between calls, so each match gets its own; the others are shared
 (:func:`arena.match.build_agent`).
+
+Each entry says which table sizes it plays: the rule, search and random agents every size; a learned
+policy only the number of players it was trained for (its observation's size depends on it):
+``pretrained`` the sizes whose shipped file exists (:func:`agents.pretrained_path`), a ``--models``
+checkpoint the ``num_players`` it recorded (read once, the tensors mapped and not read), and
+``search:policy`` the sizes whose default model exists.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from agents import PRETRAINED_PATH, REGISTRY, Agent, AgentSpecError, make_agent
+from agents import PPO_POLICY_PATH, REGISTRY, Agent, AgentSpecError, make_agent, pretrained_path
 from arena.match import build_agent
 from pedro_env.config import PedroConfig
 
 MAX_MODELS = 200  # checkpoints listed from --models DIR at most
+TABLE_SIZES = (2, 3, 4)  # the numbers of players Pedro is played by (docs/rules.md section 9)
 ABOUT = {
     "random": "uniformly random legal moves",
     "rule:heuristic": "hand-written rules: bids on its estimate of the points it can take",
     "rule:cautious": "the rule agent that bids less and defends more",
     "search:pimc": "rule bids, look-ahead card play (perfect-information Monte Carlo)",
     "search:full": "sampled look-ahead for bids, trumps and discards, PIMC in the play (thinks ~0.1-1 s a move)",
-    "search:policy": "look-ahead at every move with the shipped policy as everyone's model (thinks ~0.1-1 s a move)",
+    "search:policy": "look-ahead at every move with a shipped policy as everyone's model (thinks ~0.1-1 s a move)",
     "pretrained": "the shipped self-play PPO policy",
 }
-NEEDS_POLICY = ("search:policy",)  # offered only where the shipped policy loads (torch installed)
+NEEDS_POLICY = ("search:policy",)  # offered only where a shipped policy loads (torch installed)
 
 
 class UnknownAgentError(ValueError):
@@ -36,15 +44,24 @@ class UnknownAgentError(ValueError):
 @dataclass(frozen=True)
 class RosterEntry:
     """One agent on offer: ``name`` (what clients send), ``kind`` (random, rule, search or policy), ``about``
-    (one line) and ``spec`` (the agent spec the server builds it from; never sent)."""
+    (one line), ``spec`` (the agent spec the server builds it from; never sent), ``players`` (the table sizes it
+    plays) and ``unfit`` (why it plays no other size, naming no server path; empty when it plays them all)."""
 
     name: str
     kind: str
     about: str
     spec: str
+    players: tuple[int, ...] = TABLE_SIZES
+    unfit: str = ""
 
-    def public(self) -> dict[str, str]:
-        return {"name": self.name, "kind": self.kind, "about": self.about}
+    def public(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "about": self.about,
+            "players": list(self.players),
+            "unfit": self.unfit,
+        }
 
 
 def find_models(models_dir: str | Path) -> list[tuple[str, Path]]:
@@ -68,19 +85,17 @@ class Roster:
 
     def __init__(self, models_dir: str | Path | None = None) -> None:
         names = ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names]
-        policy_loads = PRETRAINED_PATH.is_file() and _has_torch()
-        names = [name for name in names if policy_loads or name not in NEEDS_POLICY]
         entries = [RosterEntry(name, name.split(":")[0], ABOUT.get(name, ""), name) for name in names]
-        if policy_loads:
+        if _has_torch():
             entries.append(RosterEntry("pretrained", "policy", ABOUT["pretrained"], "pretrained"))
+        entries = [shipped_policy_sizes(entry) for entry in entries if entry.name not in NEEDS_POLICY or _has_torch()]
+        entries = [entry for entry in entries if entry.players]  # a shipped policy missing at every size
         if models_dir is not None and _has_torch():
             for name, path in find_models(models_dir):
-                entries.append(
-                    RosterEntry(name, "policy", f"a checkpoint from {Path(models_dir).name}/", f"ckpt:{path}")
-                )
+                entries.append(checkpoint_entry(name, path, Path(models_dir).name))
         self.entries = {entry.name: entry for entry in entries}
 
-    def public(self) -> list[dict[str, str]]:
+    def public(self) -> list[dict[str, Any]]:
         return [entry.public() for entry in self.entries.values()]
 
     def entry(self, name: object) -> RosterEntry:
@@ -90,9 +105,18 @@ class Roster:
         return self.entries[name]
 
     def build(self, name: object, config: PedroConfig) -> Agent:
-        """The agent ``name`` for games of ``config``; UnknownAgentError, or AgentSpecError for a checkpoint that
-        does not load (its message names the roster name, not the path)."""
+        """The agent ``name`` for games of ``config``; UnknownAgentError (an unknown name, or one that does not play
+        this table size), or AgentSpecError for a checkpoint that does not load (its message names the roster name,
+        not the path)."""
         entry = self.entry(name)
+        if not entry.players:
+            raise AgentSpecError(f"agent {entry.name} cannot play: {entry.unfit}")
+        if config.num_players not in entry.players:
+            fitting = ", ".join(self.names_for(config.num_players))
+            raise UnknownAgentError(
+                f"agent {entry.name} does not play {config.num_players} players ({entry.unfit}): "
+                f"{config.num_players} players take {fitting}"
+            )
         try:
             agent = make_agent(entry.spec, config) if entry.kind == "search" else build_agent(entry.spec, config)
         except AgentSpecError as error:
@@ -101,8 +125,45 @@ class Roster:
         agent.name = entry.name  # thoughts and records name the roster entry, never a server path
         return agent
 
-    def policy_names(self) -> list[str]:
-        return [entry.name for entry in self.entries.values() if entry.kind == "policy"]
+    def names_for(self, num_players: int) -> list[str]:
+        """The roster names that play games of ``num_players``."""
+        return [entry.name for entry in self.entries.values() if num_players in entry.players]
+
+    def policy_names(self, num_players: int | None = None) -> list[str]:
+        """The learned policies on offer (those that play ``num_players``, if given)."""
+        return [
+            entry.name
+            for entry in self.entries.values()
+            if entry.kind == "policy" and (num_players is None or num_players in entry.players)
+        ]
+
+
+def shipped_policy_sizes(entry: RosterEntry) -> RosterEntry:
+    """``entry`` with the table sizes it plays where it runs on a shipped policy file (``pretrained``, and
+    ``search:policy``'s default model: the PPO policy at 4 players, ``pretrained`` at 2 and 3); others as they are."""
+    if entry.name == "pretrained":
+        paths, what = {size: pretrained_path(size) for size in TABLE_SIZES}, "shipped"
+    elif entry.name == "search:policy":
+        paths = {size: PPO_POLICY_PATH if size == 4 else pretrained_path(size) for size in TABLE_SIZES}
+        what = "its model is shipped"
+    else:
+        return entry
+    players = tuple(size for size, path in paths.items() if path.is_file())
+    shipped = " and ".join(str(size) for size in players)
+    return replace(entry, players=players, unfit="" if players == TABLE_SIZES else f"{what} for {shipped} players only")
+
+
+def checkpoint_entry(name: str, path: Path, folder: str) -> RosterEntry:
+    """The roster entry of the checkpoint at ``path``, playing the number of players it recorded (none when it
+    cannot be read; building it then says why)."""
+    from agents.checkpoint import CheckpointError, load_checkpoint, trained_num_players
+
+    entry = RosterEntry(name, "policy", f"a checkpoint from {folder}/", f"ckpt:{path}")
+    try:
+        trained = trained_num_players(load_checkpoint(path, mmap=True))
+    except CheckpointError as error:
+        return replace(entry, players=(), unfit=str(error).replace(str(path), name))
+    return replace(entry, players=(trained,), unfit=f"it was trained for {trained} players")
 
 
 def _has_torch() -> bool:

@@ -27,7 +27,9 @@ def client() -> TestClient:
 
 
 def new_match(client: TestClient, **body) -> dict:
-    body = {"seat": 0, "partner": "rule:heuristic", "opponents": "rule:heuristic", "seed": 5, "rules": SHORT, **body}
+    body = {"seat": 0, "opponents": "rule:heuristic", "seed": 5, "rules": SHORT, **body}
+    if body["rules"].get("num_players", 4) == 4:  # a partner sits opposite at four players only
+        body = {"partner": "rule:heuristic", **body}
     answer = client.post("/api/matches", json=body)
     assert answer.status_code == 201, answer.text
     return answer.json()
@@ -315,6 +317,100 @@ def test_checkpoints_under_models_join_by_name_and_a_bad_one_is_one_line(tmp_pat
     answer = client.post("/api/matches", json={"partner": "models:broken.pt"})
     assert answer.status_code == 422 and "agent models:broken.pt cannot play" in answer.json()["error"]
     assert str(tmp_path) not in answer.json()["error"]
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A --models folder: a policy of three players, a copy of the shipped one of four, and a file that is no
+    checkpoint."""
+    from test_play import table_rules, write_policy_checkpoint
+
+    from agents import PRETRAINED_PATH
+
+    folder = tmp_path_factory.mktemp("models")
+    write_policy_checkpoint(folder / "three" / "latest.pt", table_rules(3))
+    (folder / "four.pt").write_bytes(PRETRAINED_PATH.read_bytes())
+    (folder / "broken.pt").write_bytes(b"not a checkpoint")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def sized_client(models_dir: Path) -> TestClient:
+    return TestClient(create_app(models_dir=models_dir))
+
+
+def shipped_sizes(*paths_by_size: dict[int, Path]) -> list[int]:
+    """The table sizes whose file exists, given one path per size."""
+    return [size for size in (2, 3, 4) if all(paths[size].is_file() for paths in paths_by_size)]
+
+
+def test_the_roster_says_which_table_sizes_each_agent_plays(sized_client: TestClient, models_dir: Path) -> None:
+    from agents import PPO_POLICY_PATH, PRETRAINED_PATHS
+
+    agents = {agent["name"]: agent for agent in sized_client.get("/api/options").json()["agents"]}
+    for name in ("random", "rule:heuristic", "rule:cautious", "search:pimc", "search:full"):
+        assert agents[name]["players"] == [2, 3, 4] and agents[name]["unfit"] == ""
+    assert agents["pretrained"]["players"] == shipped_sizes(PRETRAINED_PATHS)
+    search_models = {**PRETRAINED_PATHS, 4: PPO_POLICY_PATH}
+    assert agents.get("search:policy", {"players": []})["players"] == shipped_sizes(search_models)
+    assert agents["models:three/latest.pt"]["players"] == [3]
+    assert agents["models:three/latest.pt"]["unfit"] == "it was trained for 3 players"
+    assert agents["models:four.pt"]["players"] == [4]
+    assert agents["models:broken.pt"]["players"] == [] and "models:broken.pt" in agents["models:broken.pt"]["unfit"]
+    assert str(models_dir) not in json.dumps(agents)
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_a_match_seats_only_agents_that_play_its_table_size(sized_client: TestClient, num_players: int) -> None:
+    """Every agent on the roster at every seat it could take: a table size it plays starts a match, any other is
+    refused with one line naming the roster entry, its reason and the agents that fit."""
+    rules = {"num_players": num_players, "target_score": 5}
+    for agent in sized_client.get("/api/options").json()["agents"]:
+        body = {"opponents": agent["name"], "rules": rules, "seed": 1}
+        if num_players == 4:
+            body["partner"] = agent["name"]
+        answer = sized_client.post("/api/matches", json=body)
+        if num_players in agent["players"]:
+            assert answer.status_code == 201, answer.text
+            assert answer.json()["players"] == ["you", *[agent["name"]] * (num_players - 1)]
+            sized_client.post(f"/api/matches/{answer.json()['id']}/resign")
+            continue
+        error = answer.json()["error"]
+        assert answer.status_code == 422 and "\n" not in error and "/tmp" not in error, answer.text
+        if agent["players"]:
+            assert error.startswith(f"agent {agent['name']} does not play {num_players} players ({agent['unfit']}): ")
+            assert f"{num_players} players take random, rule:heuristic" in error
+        else:
+            assert error.startswith(f"agent {agent['name']} cannot play: ")
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_everyone_plays_alone_at_two_and_three_players(sized_client: TestClient, num_players: int) -> None:
+    rules = {"num_players": num_players, "target_score": 5}
+    answer = sized_client.post("/api/matches", json={"partner": "random", "rules": rules})
+    assert answer.status_code == 422 and f"at {num_players} players everyone plays alone" in answer.json()["error"]
+    answer = sized_client.post("/api/matches", json={"opponents": ["random"] * num_players, "rules": rules})
+    assert answer.status_code == 422
+    assert f"opponents must be one agent name or a list of {num_players - 1}" in answer.json()["error"]
+
+
+def test_a_policy_of_three_players_plays_and_is_asked_at_a_table_of_three(sized_client: TestClient) -> None:
+    """The policy's thoughts are recorded at its moves; the analysis asks the first policy that plays the table size
+    (pretrained plays four players: it is refused by name for this match)."""
+    opponents = ["models:three/latest.pt", "rule:cautious"]
+    match = new_match(sized_client, rules={"num_players": 3, "target_score": 5}, opponents=opponents, seed=3)
+    assert match["players"] == ["you", *opponents] and match["view"]["scores"] == [0, 0, 0]
+    played = play_out(sized_client, match)
+    record = MatchRecord.from_dict(sized_client.get(f"/api/matches/{match['id']}/record").json())
+    assert replay_match(record) == played["result"]
+    assert all((thought is not None) == (seat == 1) for thought, seat in zip(record.thoughts, _seats(played)))
+    mine = next(decision["index"] for decision in played["decisions"] if decision["seat"] == 0)
+    analysis = sized_client.get(f"/api/matches/{match['id']}/analysis", params={"decision": mine}).json()
+    assert analysis["policy"]["agent"] == "models:three/latest.pt" and not analysis["policy"]["recorded"]
+    params = {"decision": mine, "policy": "pretrained"}
+    answer = sized_client.get(f"/api/matches/{match['id']}/analysis", params=params)
+    assert answer.status_code == 422
+    assert answer.json()["error"] == "unknown policy 'pretrained' for 3 players: allowed are models:three/latest.pt"
 
 
 def test_the_page_is_served_from_the_package(client: TestClient) -> None:

@@ -1,10 +1,13 @@
-"""The browser table end to end: play a short match by clicking, download its record, watch it, analyse it.
+"""The browser table end to end: play a short match by clicking, download its record, watch it, analyse it; and a
+match of three players, a learned policy among them.
 
-Serves :func:`table.app.create_app` in a thread (uvicorn on 127.0.0.1, a free port) and drives the system's
-chromium through Playwright (never a downloaded browser). The page picks no move itself: the test clicks the first
-legal button or card each time, discards through selection and ``#discard-done``. Screenshots at 1280 x 800 go to
-``docs/images/table-play.png`` (the README's) and ``docs/images/table-watch.png``, and to the test's tmp_path.
-Skipped only without a chromium executable or an importable playwright.
+Serves :func:`table.app.create_app` in a thread (uvicorn on 127.0.0.1, a free port; ``--models`` a folder holding
+an untrained policy of three players) and drives the system's chromium through Playwright (never a downloaded
+browser). The page picks no move itself: the test clicks the first legal button or card each time, discards through
+selection and ``#discard-done``. Screenshots at 1280 x 800 go to ``docs/images/table-play.png`` (the README's) and
+``docs/images/table-watch.png``, and to the test's tmp_path (the three-player match's only there:
+``three-setup.png``, ``three-play.png``, ``three-deal.png``, ``three-over.png``, ``three-watch.png``). Skipped
+only without a chromium executable or an importable playwright.
 """
 
 from __future__ import annotations
@@ -54,13 +57,17 @@ AT_REST = """() => (document.body.dataset.pending ?? "0") === "0"
 
 
 @pytest.fixture(scope="module")
-def table_url() -> Iterator[str]:
-    """The address of a table app served by uvicorn in a daemon thread, stopped after the module's tests."""
+def table_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The address of a table app served by uvicorn in a daemon thread, stopped after the module's tests; its
+    ``--models`` folder holds ``policy3.pt``, a policy of three players."""
     import uvicorn
+    from test_play import table_rules, write_policy_checkpoint
 
     from table.app import create_app
 
-    app = create_app(models_dir=None, max_sessions=8, idle_seconds=600)
+    models_dir = tmp_path_factory.mktemp("models")
+    write_policy_checkpoint(models_dir / "policy3.pt", table_rules(3))
+    app = create_app(models_dir=models_dir, max_sessions=8, idle_seconds=600)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no delayed-ACK wait on each answer
@@ -240,3 +247,78 @@ def test_the_two_halves_of_a_duplicate_pair_open_side_by_side(page: Page, tmp_pa
         page.click("#next-deal")
         assert labels.nth(0).text_content().startswith("Deal 2")
         assert labels.nth(1).text_content().startswith(("Deal 2", "End of the match"))
+
+
+THREE_POLICY = "models:policy3.pt"
+
+
+def choose_three_players(page: Page) -> None:
+    """Set the table to three players; the pickers then offer the agents that play three (the others disabled, their
+    reason as the title), no partner, and the scoring fixed to simple."""
+    page.wait_for_selector("#start:not([disabled])")
+    page.select_option('[data-rule="num_players"]', label="3")
+    assert page.is_hidden("#partner-row") and page.is_visible("#opponent-1-row")
+    assert page.text_content("#opponent-0-row .field-name") == "Opponent P1 (on your left)"
+    assert page.text_content("#opponent-1-row .field-name") == "Opponent P2 (on your right)"
+    offered = page.locator("#opponent-0 option:not([disabled])").all_text_contents()
+    assert THREE_POLICY in offered and "rule:heuristic" in offered and "pretrained" not in offered
+    refused = page.locator('#opponent-0 option[value="pretrained"]')
+    assert refused.is_disabled() and "does not play 3 players" in (refused.get_attribute("title") or "")
+    scoring = page.locator('[data-rule="scoring"]')
+    assert scoring.is_disabled() and scoring.locator("option:checked").text_content() == "simple"
+
+
+def test_three_players_around_the_table_with_a_policy_among_them(page: Page, tmp_path: Path) -> None:
+    choose_three_players(page)
+    page.select_option("#opponent-0", THREE_POLICY)
+    page.select_option("#opponent-1", "rule:cautious")
+    page.fill('[data-rule="target_score"]', "21")
+    page.fill("#seed", str(MATCH_SEED))
+    page.fill("#pace", "0")
+    page.screenshot(path=str(tmp_path / "three-setup.png"))
+    page.click("#start")
+    page.wait_for_selector("#table")
+    seats = {position: page.locator(f".seat.pos-{position}") for position in ("bottom", "left", "right")}
+    assert page.locator(".seat[data-seat]").count() == 3 and page.locator(".seat.pos-top").count() == 0
+    assert [seats[position].get_attribute("data-seat") for position in seats] == ["0", "1", "2"]
+    assert seats["left"].locator(".seat-name").text_content() == f"P1 \u00b7 {THREE_POLICY}"
+    teams = page.locator("#scores .team-name").all_text_contents()
+    assert teams == ["You", f"P1 {THREE_POLICY}", "P2 rule:cautious"]
+    assert "partner" not in (page.text_content("#table") or "").lower()
+    play_three(page, tmp_path)
+    assert page.is_visible("#match-result") and "partner" not in page.text_content("#match-result").lower()
+    page.screenshot(path=str(tmp_path / "three-over.png"))
+    assert len(page.locator("#match-result p").first.text_content().split("\u2013")) == 3  # a score per player
+    assert page.locator("#move-log li[data-decision]").count() > 20
+    page.click("#watch-last")  # the viewer: the same three seats, every hand open, the policy's thoughts recorded
+    page.wait_for_function("Number(document.getElementById('scrubber').max) > 0")
+    page.click("#next-trick")
+    page.wait_for_selector("#analysis .policy-row")
+    assert page.locator("#viewer-single .seat[data-seat]").count() == 3
+    page.screenshot(path=str(tmp_path / "three-watch.png"))
+
+
+def play_three(page: Page, tmp_path: Path) -> None:
+    """Click through the match of three: at the first trick with a card down on the person's turn, ask the policy of
+    three players (the first policy that plays this size) and the search, and take the play screenshot; take the
+    first deal summary's."""
+    shots = set()
+    for _ in range(MAX_TURNS):
+        page.wait_for_function(AT_REST)
+        if page.text_content("#match-status") == "match over":
+            return
+        if "deal" not in shots and page.is_visible("#deal-summary"):
+            assert page.locator("#deal-summary .deal-table tr[class^='team-']").count() == 3
+            page.screenshot(path=str(tmp_path / "three-deal.png"))
+            shots.add("deal")
+        if "play" not in shots and page.locator("#trick .card").count() and page.locator("#hand .card.legal").count():
+            page.click("#analyse-current")
+            page.wait_for_selector("#analysis .policy-row")
+            assert page.text_content("#analysis .policy-name") == f"Policy {THREE_POLICY}"
+            page.click("#ask-search")
+            page.wait_for_selector("#analysis .search-row")
+            page.wait_for_function(AT_REST)
+            page.screenshot(path=str(tmp_path / "three-play.png"))
+            shots.add("play")
+        take_turn(page)
+    pytest.fail(f"the match did not end within {MAX_TURNS} of the person's turns")

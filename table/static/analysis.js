@@ -83,7 +83,8 @@ export function createAnalysisPanel(panel) {
     const section = element("div", "analysis-policy");
     const policy = analysis.policy;
     if (!policy) {
-      section.appendChild(element("p", "analysis-note", "No policy on this table (install torch or add --models)."));
+      section.appendChild(element("p", "analysis-note",
+        "No policy here plays this number of players (install torch, or add --models with one trained for it)."));
       return section;
     }
     const head = element("div", "analysis-section-head");

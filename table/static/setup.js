@@ -1,8 +1,10 @@
 // The setup form (#setup-form), filled from GET /api/options.
 //
-// Agents: [{name, kind, about}]; rules: [{key, default, choices | min/max, about}]. A rule with choices gets a
-// <select> whose option i stands for choices[i] (so booleans and ints keep their JSON type); a min/max rule a
-// number input. The match request sends only the rules changed from their defaults.
+// Agents: [{name, kind, about, players, unfit}]; rules: [{key, default, choices | min/max, about}]. A rule with
+// choices gets a <select> whose option i stands for choices[i] (so booleans and ints keep their JSON type); a
+// min/max rule a number input. The match request sends only the rules changed from their defaults.
+// The seat pickers offer the agents that play the chosen number of players; the others stay listed, disabled,
+// their reason (`unfit`) as the title. With 2 or 3 players there is no partner; with 3 the scoring is simple.
 
 import { requestJson, showError } from "./api.js";
 
@@ -55,6 +57,30 @@ export function setupForm({ onOptions, onStart }) {
       groups.get(agent.kind).appendChild(option);
     }
     if (agents.some((agent) => agent.name === DEFAULT_AGENT)) select.value = DEFAULT_AGENT;
+  }
+
+  /** Enable in `select` the agents that play `players` seats, disable the others (their reason as the title), and
+   * move a selection that no longer fits to the default agent. */
+  function fitAgents(select, players) {
+    for (const option of select.querySelectorAll("option")) {
+      const agent = agents.find((each) => each.name === option.value);
+      const plays = !agent || !Array.isArray(agent.players) || agent.players.includes(players);
+      option.disabled = !plays;
+      option.title = plays ? agent?.about ?? "" : `does not play ${players} players: ${agent.unfit}`;
+    }
+    const chosen = select.querySelector(`option[value="${CSS.escape(select.value)}"]`);
+    if (!chosen || chosen.disabled) select.value = DEFAULT_AGENT;
+  }
+
+  /** Three-player Pedro scores simple only: fix the scoring control there, free it at other sizes. */
+  function fitScoring(players) {
+    const rule = rules.find((each) => each.key === "scoring");
+    const control = rulesBox.querySelector('[data-rule="scoring"]');
+    if (!rule || !control) return;
+    const simple = rule.choices.indexOf("simple");
+    if (players === 3 && simple >= 0) control.value = String(simple);
+    control.disabled = players === 3;
+    control.title = players === 3 ? "three-player Pedro scores simple only" : "";
   }
 
   function ruleControl(rule) {
@@ -123,6 +149,8 @@ export function setupForm({ onOptions, onStart }) {
       byId(`opponent-${index}-row`).hidden = index >= count;
       select.disabled = index >= count;
     });
+    for (const select of [partner, ...opponents]) fitAgents(select, players);
+    fitScoring(players);
     labelOpponents();
   }
 
