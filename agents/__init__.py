@@ -61,7 +61,17 @@ AGENT_SPECS = (
 )
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
 PRETRAINED_PATH = MODELS_DIR / "pretrained.pt"
-"""The shipped policy (a checkpoint holding only the policy; it lives in the repository, beside this package)."""
+"""The shipped policy of four players (a checkpoint holding only the policy; it lives in the repository, beside this
+package)."""
+PRETRAINED_PATHS = {4: PRETRAINED_PATH, 3: MODELS_DIR / "pretrained_3p.pt", 2: MODELS_DIR / "pretrained_2p.pt"}
+"""Number of players -> the shipped policy of that table size: ``pretrained`` plays the one that fits the game."""
+
+
+def pretrained_path(num_players: int) -> Path:
+    """The shipped policy for games of ``num_players`` (:data:`PRETRAINED_PATHS`; the file may be missing)."""
+    return PRETRAINED_PATHS[num_players]
+
+
 PPO_POLICY_PATH = MODELS_DIR / "ppo_policy.pt"
 """The long recipe's PPO policy, before its card play was distilled: ``search:policy``'s default model of the
 players and where ``python -m train.distill`` starts (same layout as :data:`PRETRAINED_PATH`)."""
@@ -155,11 +165,13 @@ def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> 
     if parsed.kind == "ckpt":
         return _load_checkpoint_agent(parsed, config)
     if parsed.kind == "pretrained":
-        if not PRETRAINED_PATH.is_file():
+        path = pretrained_path(config.num_players)
+        if not path.is_file():
             raise AgentSpecError(
-                f"the pretrained policy is not at {PRETRAINED_PATH}: it ships in the repository's models/ folder "
-                "(install from a clone with pip install -e .)"
+                f"the pretrained policy of {config.num_players} players is not at {path}: it ships in the "
+                "repository's models/ folder (install from a clone with pip install -e .)"
             )
+        parsed = AgentSpec(parsed.text, parsed.kind, str(path), parsed.options)
         agent = _load_checkpoint_agent(parsed, config)
         agent.name = parsed.text
         return agent
