@@ -5,6 +5,7 @@
     pedro-eval rule:heuristic rule:cautious search:pimc --round-robin --matches 500 --workers 2
     pedro-eval random random --set target_score=21 max_deals=50 --out eval/rr --no-progress
     pedro-eval ckpt:runs/quickstart --gauntlet                   # against every baseline, worst first
+    pedro-eval rule:heuristic rule:cautious --set num_players=3 scoring=simple   # the field format
 
 Output: the table on stdout (:mod:`arena.tables`, :func:`arena.gauntlet.format_gauntlet`), then
 ``PREFIX.json`` (settings, summary, every match), ``PREFIX.csv`` (one row per pairing or gauntlet
@@ -28,13 +29,21 @@ from arena.evaluate import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MATCHES,
     EvaluationError,
+    check_round_robin,
     check_run_numbers,
     check_sides,
     evaluate,
     pairs_for,
     round_robin,
 )
-from arena.gauntlet import GAUNTLET_BASELINES, format_gauntlet, gauntlet_entries, is_search, run_gauntlet
+from arena.gauntlet import (
+    GAUNTLET_BASELINES,
+    format_gauntlet,
+    gauntlet_entries,
+    has_partners,
+    is_search,
+    run_gauntlet,
+)
 from arena.match import parse_side
 from arena.plots import plot, plot_gauntlet
 from arena.progress import GauntletProgressBar
@@ -59,13 +68,16 @@ DEFAULT_GAUNTLET_PAIRS = 200  # --gauntlet: pairs per other entry when neither -
 USAGE_ERRORS = (AgentSpecError, ConfigError, EvaluationError, OutputPathError)
 
 EPILOG = f"""agent specs: {", ".join(AGENT_SPECS)}; a side is a spec or SPEC+SPEC (first seat + partner).
+With num_players=3 a head to head is in the field format: side A at one seat, side B at the two others, every
+deal sequence played once per seat A takes (a rotation set); parity is 33.3%.
 
 examples:
   pedro-eval rule:heuristic random --matches 2000            # head to head, duplicate deals
   pedro-eval rule:heuristic rule:cautious search:pimc --round-robin --matches 500
   pedro-eval ckpt:runs/quickstart/latest.pt rule:heuristic --pairs 1000 --workers 2
   pedro-eval ckpt:runs/quickstart+rule:heuristic rule:heuristic --pairs 500   # partnering a baseline
-  pedro-eval rule:heuristic random --set target_score=21 variant=sancho --save-replays replays/"""
+  pedro-eval rule:heuristic random --set target_score=21 variant=sancho --save-replays replays/
+  pedro-eval search:pimc rule:heuristic --set num_players=3 scoring=simple --pairs 100 --batch-size 8"""
 
 
 # ---------------------------------------------------------------- arguments
@@ -74,8 +86,9 @@ examples:
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrorParser(
         prog=PROG,
-        description="Matches between Pedro agents in duplicate format: a head-to-head table with 95% intervals, "
-        "or a round robin with Bradley-Terry ratings; writes JSON, CSV and a PNG chart.",
+        description="Matches between Pedro agents in duplicate format (the field format with three players): a "
+        "head-to-head table with 95% intervals, or a round robin with Bradley-Terry ratings; writes JSON, CSV and a "
+        "PNG chart.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -107,7 +120,8 @@ def _add_gauntlet_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gauntlet",
         action="store_true",
-        help="one side against every baseline, as opponent and as partner; worst case first (arena/gauntlet.py)",
+        help="one side against every baseline, as opponent and (four players) as partner; worst case first "
+        "(arena/gauntlet.py)",
     )
     parser.add_argument(
         "--baselines",
@@ -134,7 +148,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         help=f"matches per pairing (default {DEFAULT_MATCHES}; rounded up to whole duplicate pairs)",
     )
-    budget.add_argument("--pairs", type=int, help="duplicate pairs per pairing or gauntlet entry (two matches each)")
+    budget.add_argument(
+        "--pairs",
+        type=int,
+        help="duplicate pairs per pairing or gauntlet entry (two matches each; with three players rotation sets of "
+        "three matches)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="match pair p uses deal seed SEED + p (default 0)")
     parser.add_argument(
         "--workers", type=int, default=0, help="worker processes (default 0: one per core, as the shards allow)"
@@ -177,6 +196,8 @@ def _run_matches_command(args: argparse.Namespace, explicit_workers: bool) -> in
             raise EvaluationError("give at least two sides")
         if len(args.sides) > 2 and not args.round_robin:
             raise EvaluationError(f"{len(args.sides)} sides given: add --round-robin to play every pair of them")
+        if args.round_robin:
+            check_round_robin(config)
         notes = check_sides([parse_side(text) for text in args.sides], config)  # first: a typo costs no directory
         suffixes = (".json", ".csv", ".png") + (("-ratings.csv",) if args.round_robin else ())
         prefix = check_output_prefix(args.out if args.out else default_prefix(args.sides), suffixes)
@@ -253,7 +274,7 @@ def _run_gauntlet_command(args: argparse.Namespace) -> int:
             args.baselines or GAUNTLET_BASELINES,
             pairs,
             args.search_pairs,
-            args.partners,
+            args.partners and has_partners(config),  # individual games: opponent entries only
             slow_subject=is_search(subject),
         )
         if not entries:

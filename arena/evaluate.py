@@ -3,10 +3,13 @@
 A *side* is an agent spec (``random``, ``rule:heuristic``, ``search:pimc,samples=16``, ``ckpt:PATH``;
 see :mod:`agents`) or, with four players, a team of two specs joined by ``+`` (first seat, partner).
 :func:`evaluate` plays side A against side B and returns a :class:`arena.ratings.HeadToHead` (win
-rate over decided matches and score with undecided as half, both with 95% Wilson intervals; points
-per deal A - B with its standard error over duplicate pairs; each side's bids made, sets and
-average bid). :func:`round_robin` plays every pair of sides on the same seeds and returns a
-:class:`arena.ratings.Tournament` with Bradley-Terry ratings on the Elo scale, the ``anchor`` side at 0.
+rate over decided matches and score with undecided as the parity share, both with 95% Wilson
+intervals; points per deal A - B with its standard error over duplicate pairs; each side's bids
+made, sets and average bid). With two teams the format is duplicate; with three players it is the
+field format: A at one seat, B at the two others, every deal sequence once per seat rotation.
+:func:`round_robin` plays every pair of sides on the same seeds and returns a
+:class:`arena.ratings.Tournament` with Bradley-Terry ratings on the Elo scale, the ``anchor`` side at 0
+(two teams only: a rating compares two sides).
 
 Reproducibility: match ``pair`` of every pairing uses the deal seed ``seed + pair``; the pairs are
 cut into shards (a fixed function of the number of pairs and ``batch_size``, never of ``workers``),
@@ -30,13 +33,14 @@ from arena.match import MatchResult, Side, build_agent, parse_side, side_label
 from arena.progress import MatchProgressBar
 from arena.ratings import HeadToHead, Tournament
 from arena.shards import RunSettings, Shard, run_shards, shard_bounds
-from pedro_env.config import ConfigError, PedroConfig, make_config
+from pedro_env.config import PedroConfig, make_config
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MATCHES",
     "MAX_SEED",
     "EvaluationError",
+    "check_round_robin",
     "check_run_numbers",
     "check_sides",
     "evaluate",
@@ -71,11 +75,6 @@ def check_sides(sides: Sequence[Side], config: PedroConfig) -> list[str]:
 
     Returns a note for each policy trained under rules other than ``config`` (it plays them all the same).
     """
-    if config.num_teams != 2:
-        raise ConfigError(
-            f"evaluation plays two sides against each other: num_players={config.num_players} has "
-            f"{config.num_teams} teams (use num_players=2 or 4)"
-        )
     per_team = config.num_players // config.num_teams
     notes = []
     for side in sides:
@@ -89,6 +88,15 @@ def check_sides(sides: Sequence[Side], config: PedroConfig) -> list[str]:
                 f"{per_team} seat{'s' if per_team > 1 else ''} (give one spec, or SPEC+SPEC with four players)"
             )
     return list(dict.fromkeys(notes))
+
+
+def check_round_robin(config: PedroConfig) -> None:
+    """EvaluationError where a round robin cannot fit ratings: three players seat three sides in every match."""
+    if config.num_teams != 2:
+        raise EvaluationError(
+            f"--round-robin fits Bradley-Terry ratings to matches of two sides; num_players={config.num_players} "
+            "seats three: play each pair as a head to head (field format) or use --gauntlet"
+        )
 
 
 def pairs_for(matches: int | None, pairs: int | None, config: PedroConfig, duplicate: bool) -> int:
@@ -134,7 +142,9 @@ def evaluate(
 ) -> HeadToHead:
     """Play side A against side B: ``matches`` matches (rounded up to whole duplicate pairs) or ``pairs`` pairs.
 
-    A side is a spec string (``'rule:heuristic'``, ``'random+rule:heuristic'``) or a tuple of specs.
+    With three players a pair is a rotation set of the field format (A at one seat, B at the two others, one
+    match per seat A takes). A side is a spec string (``'rule:heuristic'``, ``'random+rule:heuristic'``) or a
+    tuple of specs.
     Raises AgentSpecError for an unknown spec or missing checkpoint, ConfigError for a bad config.
     """
     tournament = _play_pairings(
@@ -162,6 +172,7 @@ def round_robin(
     """
     if len(sides) < 2:
         raise EvaluationError(f"a round robin needs at least two sides, got {len(sides)}")
+    check_round_robin(resolve_config(config))
     pairings = [(i, j) for i in range(len(sides)) for j in range(i + 1, len(sides))]
     return _play_pairings(
         sides, pairings, config, matches, pairs, seed, workers, batch_size, duplicate, progress, anchor, record

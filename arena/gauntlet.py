@@ -13,7 +13,10 @@ partner       SUBJECT+B vs B               does the subject win with B as its pa
 ============  ===========================  ===============================================
 
 Every entry is a duplicate head to head (:mod:`arena.match`) on the same seed, so an entry equals
-``evaluate(subject, baseline, pairs=..., seed=..., batch_size=...)``. Search agents are slow: their
+``evaluate(subject, baseline, pairs=..., seed=..., batch_size=...)``. In individual games (two or
+three players) there are no partners: the entries are opponents only, and with three players each
+is in the field format (the subject at one seat, the baseline at the two others, every deal
+sequence once per seat rotation; parity 33.3%). Search agents are slow: their
 entries get ``search_pairs`` pairs and small shards (``SEARCH_BATCH`` matches) that spread over the
 workers. The trainer adds its most recent league snapshots as further entries.
 
@@ -233,9 +236,10 @@ def run_gauntlet(
     order, so each process assembles the whole result (the same as one process's: a shard's matches
     depend only on its pairs). ``progress`` counts this part's matches.
     """
-    if config.num_teams != 2 or config.num_players != 4:
-        raise AgentSpecError(
-            f"the gauntlet needs four players in two teams (for its partner entries); got {config.num_players}"
+    if config.num_teams == config.num_players and any(entry.role == "partner" for entry in entries):
+        raise ValueError(
+            f"the gauntlet's partner entries need partners: with num_players={config.num_players} every player is "
+            "alone (leave them out: partners=False, pedro-eval --no-partners)"
         )
     inline = {name for name, _ in policies}
     for spec in {subject, *(entry.baseline for entry in entries)} - inline:
@@ -311,8 +315,8 @@ def _cpu(head: HeadToHead) -> str:
 def format_gauntlet(result: GauntletResult) -> str:
     """The worst case first, then one row per entry (lowest rate first) with both sides' bidding figures."""
     lines = [
-        f"gauntlet of {result.subject}: {len(result.entries)} entries, duplicate, seed {result.seed}, "
-        f"{describe_config(result.config)}"
+        f"gauntlet of {result.subject}: {len(result.entries)} entries, {gauntlet_format(result.config)}, "
+        f"seed {result.seed}, {describe_config(result.config)}"
     ]
     for title, role in (("WORST as opponent", "opponent"), ("worst as partner", "partner")):
         found = result.worst(role)
@@ -346,6 +350,19 @@ def format_gauntlet(result: GauntletResult) -> str:
         matches = sum(head.matches for head in result.heads)
         lines.append(f"  {matches} matches in {result.elapsed_s:.1f} s, {result.workers} worker(s)")
     return "\n".join(lines)
+
+
+def gauntlet_format(config: PedroConfig) -> str:
+    """The format of every entry, in words: duplicate, or the field format with its parity."""
+    if config.num_teams == 2:
+        return "duplicate"
+    parity = format_percent(1 / config.num_teams)
+    return f"field format (the subject at one of {config.num_teams} seats, the baseline at the others; parity {parity})"
+
+
+def has_partners(config: PedroConfig) -> bool:
+    """Whether the games seat partners (four players): the gauntlet's partner entries need them."""
+    return config.num_players > config.num_teams
 
 
 def gauntlet_headline(result: GauntletResult) -> str:

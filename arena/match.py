@@ -1,7 +1,9 @@
 """Playing matches between sides of agents on the batched env, in duplicate.
 
 A *side* is the agents of one team, by position: with four players ``[first, partner]`` (one agent
-may fill both), with two or three players a single agent. A *lineup* is one side per team.
+may fill both), with two or three players a single agent. A *lineup* is one side per team; an
+evaluation of side A against side B at three players is the *field format*, A at one team and B at
+every other (:func:`field_lineup`).
 
 Duplicate format: every match seed is played once per *rotation* of the sides over the teams (two
 rotations with two teams, three with three players). In rotation ``r`` side ``s`` plays team
@@ -76,6 +78,14 @@ def parse_side(text: str) -> Side:
     if not text.strip() or any(not spec for spec in specs):
         raise AgentSpecError(f"side {text!r} is not a spec or SPEC+SPEC: allowed specs are {', '.join(AGENT_SPECS)}")
     return specs
+
+
+def field_lineup(sides: Sequence[Any], num_teams: int) -> list[Any]:
+    """One side per team from ``(A, B)``: A then B at every other team (the field format with three players;
+    ``[A, B]`` itself with two teams). A lineup of one side per team already is returned as it is."""
+    if len(sides) == 2 and num_teams > 2:
+        return [sides[0]] + [sides[1]] * (num_teams - 1)
+    return list(sides)
 
 
 def side_label(side: Side) -> str:

@@ -54,14 +54,16 @@ def _plot_head_to_head(plt: Any, head: HeadToHead) -> Any:
     figure, (rates_axes, sides_axes, points_axes) = plt.subplots(
         1, 3, figsize=(13, 3.8), gridspec_kw={"width_ratios": [1.2, 1.6, 0.8]}
     )
-    names = ["win rate\n(decided)", "score\n(undecided = ½)"]
+    field = head.format == "field"
+    names = ["win rate\n(decided)", f"score\n(undecided = {f'1/{head.seats}' if field else '½'})"]
     values = [head.win_rate, head.score_rate]
     intervals = [head.win_rate_ci, head.score_rate_ci]
     _bars_with_errors(rates_axes, np.arange(2), values, intervals, "tab:blue")
     rates_axes.set_xticks(np.arange(2), names)
-    rates_axes.axhline(0.5, color="grey", linestyle="--", linewidth=1)
+    rates_axes.axhline(head.parity, color="grey", linestyle="--", linewidth=1)  # parity: 1/2, 1/3 in a field
     rates_axes.set_ylim(0, 1.15)
-    rates_axes.set_title(f"{head.side_a} vs {head.side_b}\n(A's rates, n={head.matches})", fontsize=9)
+    against = f"a field of {head.side_b} (parity {100 * head.parity:.1f}%)" if field else head.side_b
+    rates_axes.set_title(f"{head.side_a} vs {against}\n(A's rates, n={head.matches})", fontsize=9)
     _plot_bidding(sides_axes, head)
     _plot_points_per_deal(points_axes, head)
     figure.tight_layout()
@@ -90,7 +92,7 @@ def _plot_points_per_deal(axes: Any, head: HeadToHead) -> None:
         axes.errorbar([0], [ppd.value], yerr=error, fmt="o", capsize=6, color="tab:green")
         axes.annotate(f"{ppd.value:+.2f}", (0, ppd.value), xytext=(10, 0), textcoords="offset points")
     axes.axhline(0, color="grey", linestyle="--", linewidth=1)
-    axes.set_xticks([0], ["A - B"])
+    axes.set_xticks([0], ["A - field mean" if head.format == "field" else "A - B"])
     axes.set_xlim(-1, 1)
     axes.set_title("points per deal (95%)", fontsize=9)
 
@@ -167,10 +169,11 @@ def plot_gauntlet(result: GauntletResult, path: str | Path) -> Path:
         )
         axes.text(1.01, position, f"{100 * rate:.0f}%", va="center", fontsize=8)
     axes.set_yticks(range(len(rows)), [entry.label for entry, _ in rows], fontsize=8)
-    axes.axvline(0.5, color="grey", linestyle="--", linewidth=1)
+    axes.axvline(1 / result.config.num_teams, color="grey", linestyle="--", linewidth=1)  # parity
     axes.set_xlim(0, 1.1)
     axes.set_xlabel("win rate of decided matches (95% Wilson); blue: as opponent, green: as partner, red: worst")
-    axes.set_title(f"gauntlet of {result.subject}", fontsize=10)
+    field = f", field format (parity {100 / result.config.num_teams:.1f}%)" if result.config.num_teams > 2 else ""
+    axes.set_title(f"gauntlet of {result.subject}{field}", fontsize=10)
     figure.tight_layout()
     return _save(plt, figure, path)
 

@@ -32,7 +32,7 @@ class MatchProgressBar:
     def __init__(self, total: int, enabled: bool, side_a: str, pairings: int, matches_per_pairing: int) -> None:
         self.side_a = side_a
         self.matches_per_pairing = matches_per_pairing
-        self.wins = np.zeros((pairings, 2), dtype=np.int64)  # (pairings, 2): decided matches won by side A, B
+        self.wins = np.zeros((pairings, 2), dtype=np.int64)  # (pairings, 2): decided matches won by side A, B (field)
         self.done = np.zeros(pairings, dtype=np.int64)  # (pairings,): matches finished
         self.bar: Any = _tqdm_bar(total=total, unit="match") if enabled and sys.stderr.isatty() else None
 
@@ -41,7 +41,7 @@ class MatchProgressBar:
         for pairing, winner in finished:
             self.done[pairing] += 1
             if winner >= 0:
-                self.wins[pairing, winner] += 1
+                self.wins[pairing, min(winner, 1)] += 1  # sides 1, 2 of a field are B
         if self.bar is None:
             return
         self.bar.set_postfix_str(self._estimate(), refresh=False)

@@ -233,7 +233,14 @@ class SideStats:
 
 @dataclass
 class HeadToHead:
-    """All matches between side A (``side_a``, side 0) and side B, and their summary statistics."""
+    """All matches between side A (``side_a``, side 0) and side B, and their summary statistics.
+
+    With two teams (four players in partnerships, or two players) every match is A against B, in duplicate
+    (:attr:`format` ``"duplicate"``). With three players it is the *field format*: A at one seat, B at each
+    other seat (sides 1 .. T-1 of every :class:`MatchResult`), every deal sequence played once per seat
+    rotation (a *rotation set*, :attr:`pairs`); B's figures are pooled over its seats, A's rates compare with
+    :attr:`parity` (1/T), and points per deal are A's score change less the field's mean.
+    """
 
     side_a: str
     side_b: str
@@ -250,22 +257,46 @@ class HeadToHead:
     def matches(self) -> int:
         return len(self.results)
 
+    @property
+    def seats(self) -> int:
+        """Sides in every match: one per team (2, or 3 with three players)."""
+        return self.config.num_teams
+
+    @property
+    def format(self) -> str:
+        """``"duplicate"`` (two teams), ``"field"`` (A against B at every other seat) or ``"single"`` (no
+        duplicate: every deal sequence once)."""
+        if not self.duplicate:
+            return "single"
+        return "duplicate" if self.seats == 2 else "field"
+
+    @property
+    def parity(self) -> float:
+        """A's share of the match wins when A is as strong as B: 1 / seats."""
+        return 1.0 / self.seats
+
     @cached_property
     def sides(self) -> tuple[SideStats, SideStats]:
+        """A's figures, then B's pooled over B's seats (the field's with three players)."""
+        field = list(range(1, self.seats))
         stats = []
-        for side in (0, 1):
-            other = 1 - side
+        for own, other in (([0], field), (field, [0])):
+
+            def total(name: str, seats: list[int]) -> int:
+                return sum(sum(getattr(match, name)[seat] for seat in seats) for match in self.results)
+
+            bids_won = total("bids_won", own)
             stats.append(
                 SideStats(
-                    side=(self.side_a, self.side_b)[side],
-                    wins=sum(match.winner == side for match in self.results),
-                    bids_won=sum(match.bids_won[side] for match in self.results),
-                    bids_made=sum(match.bids_made[side] for match in self.results),
-                    bid_total=sum(match.bid_total[side] for match in self.results),
-                    opponent_bids=sum(match.bids_won[other] for match in self.results),
-                    sets=sum(match.bids_won[other] - match.bids_made[other] for match in self.results),
-                    points_taken=sum(match.points_taken[side] for match in self.results),
-                    score_total=sum(match.scores[side] for match in self.results),
+                    side=self.side_a if own == [0] else self.side_b,
+                    wins=sum(match.winner in own for match in self.results),
+                    bids_won=bids_won,
+                    bids_made=total("bids_made", own),
+                    bid_total=total("bid_total", own),
+                    opponent_bids=total("bids_won", other),
+                    sets=total("bids_won", other) - total("bids_made", other),
+                    points_taken=total("points_taken", own),
+                    score_total=total("scores", own),
                 )
             )
         return stats[0], stats[1]
@@ -297,28 +328,33 @@ class HeadToHead:
 
     @property
     def score_rate(self) -> float:
-        """A's wins plus half the undecided matches, over all matches."""
-        return (self.sides[0].wins + 0.5 * self.undecided) / self.matches if self.matches else math.nan
+        """A's wins plus its parity share (half with two sides) of the undecided matches, over all matches."""
+        return (self.sides[0].wins + self.parity * self.undecided) / self.matches if self.matches else math.nan
 
     @property
     def score_rate_ci(self) -> tuple[float, float]:
-        return wilson_interval(self.sides[0].wins + 0.5 * self.undecided, self.matches)
+        return wilson_interval(self.sides[0].wins + self.parity * self.undecided, self.matches)
 
     @property
     def score_rate_paired_se(self) -> float:
-        """Standard error of A's score (undecided = half) from its spread over duplicate pairs (NaN below 2 pairs)."""
+        """Standard error of A's score (undecided = parity) from its spread over duplicate pairs or rotation sets
+        (NaN below 2 of them)."""
         by_pair: dict[int, list[float]] = {}
         for match in self.results:
-            by_pair.setdefault(match.pair, []).append(1.0 if match.winner == 0 else 0.0 if match.winner == 1 else 0.5)
+            score = 1.0 if match.winner == 0 else self.parity if match.winner < 0 else 0.0
+            by_pair.setdefault(match.pair, []).append(score)
         matches_per_pair = np.array([len(scores) for scores in by_pair.values()], dtype=np.float64)
         score_per_pair = np.array([sum(scores) for scores in by_pair.values()], dtype=np.float64)
         return paired_ratio(score_per_pair, matches_per_pair).se
 
     @cached_property
     def points_per_deal(self) -> RatioEstimate:
-        """A's score change minus B's per deal, with the paired standard error over duplicate pairs."""
+        """A's score change minus B's (the mean of B's seats) per deal, with the paired standard error over
+        duplicate pairs or rotation sets."""
         pair_ids = np.array([match.pair for match in self.results], dtype=np.int64)
-        margins = np.array([match.scores[0] - match.scores[1] for match in self.results], dtype=np.float64)
+        margins = np.array(
+            [match.scores[0] - float(np.mean(match.scores[1:])) for match in self.results], dtype=np.float64
+        )
         deals = np.array([match.deals for match in self.results], dtype=np.float64)
         groups, group_of_match = np.unique(pair_ids, return_inverse=True)
         return paired_ratio(
@@ -332,17 +368,21 @@ class HeadToHead:
 
     @property
     def decision_cpu_s_per_match(self) -> tuple[float, float]:
-        """Each side's CPU seconds choosing actions, per match (its agents' calls; NaN without results)."""
-        timed = [match.decision_cpu_s for match in self.results if len(match.decision_cpu_s) == 2]
+        """Each side's CPU seconds choosing actions, per match (its agents' calls, B's over all its seats; NaN
+        without results)."""
+        timed = [match.decision_cpu_s for match in self.results if len(match.decision_cpu_s) == self.seats]
         if not timed:
             return math.nan, math.nan
         totals = np.sum(timed, axis=0) / len(timed)
-        return float(totals[0]), float(totals[1])
+        return float(totals[0]), float(totals[1:].sum())
 
     def summary(self) -> dict[str, Any]:
         """Every reported statistic, JSON-ready (NaN -> None)."""
         ppd = self.points_per_deal
         return {
+            "format": self.format,
+            "seats": self.seats,
+            "parity": self.parity,
             "matches": self.matches,
             "pairs": self.pairs,
             "decided": self.decided,

@@ -3,7 +3,8 @@ entry, plus a round robin's ratings) and replay records of recorded matches.
 
 CSV columns are :data:`CSV_COLUMNS`: the two sides, counts, side A's win rate and score with their
 95% intervals, points per deal with its standard error and interval, each side's bidding figures,
-the seed and the format; an undefined figure is an empty cell. The gauntlet's CSV puts ``role``,
+the seed and the format (duplicate, field or single, with side A's parity share); an undefined figure is
+an empty cell. The gauntlet's CSV puts ``role``,
 ``baseline`` and ``league`` before them.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.gauntlet import GauntletResult
-from arena.match import parse_side, seats_of_side, team_of_side
+from arena.match import field_lineup, parse_side, seats_of_side, team_of_side
 from arena.ratings import HeadToHead, Tournament
 from arena.replay import record_from_seed
 
@@ -51,6 +52,8 @@ CSV_COLUMNS = [
     "bids_won_b",
     "seed",
     "duplicate",
+    "format",
+    "parity",
 ]
 RATINGS_COLUMNS = ["rank", "side", "elo", "se", "elo_low", "elo_high", "anchor"]
 
@@ -103,6 +106,8 @@ def csv_row(head: HeadToHead) -> dict[str, Any]:
         "bids_won_b": b["bids_won"],
         "seed": head.seed,
         "duplicate": head.duplicate,
+        "format": head.format,
+        "parity": head.parity,
     }
 
 
@@ -161,7 +166,7 @@ def save_replays(head: HeadToHead, directory: str | Path) -> list[Path]:
     """Every recorded match of ``head`` as a replay record (:mod:`arena.replay`) in ``directory``, named
     ``<sides>-pair<P>-rot<R>.json``."""
     config, teams = head.config, head.config.num_teams
-    sides = [parse_side(head.side_a), parse_side(head.side_b)]
+    sides = field_lineup([parse_side(head.side_a), parse_side(head.side_b)], teams)
     slug = file_slug(f"{head.side_a}-vs-{head.side_b}")
     paths = []
     for match in head.results:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from arena.match import MatchResult, Side, build_agent, play_matches
+from arena.match import MatchResult, Side, build_agent, field_lineup, play_matches
 from pedro_env.config import PedroConfig
 
 SHARD_MULTIPLE = 2  # a shard count above 1 is rounded up to a multiple of this, so 2 workers share work evenly
@@ -54,7 +54,7 @@ class Shard:
     """Pairs ``first_pair .. first_pair + pairs - 1`` of one pairing of sides, with agent RNG ``(seed, index)``."""
 
     pairing: int  # which pairing of a round robin (0 for a head to head)
-    sides: tuple[Side, ...]  # one side per team: agent specs by position
+    sides: tuple[Side, ...]  # one side per team, or (A, B) for A against a field of B: agent specs by position
     first_pair: int
     pairs: int
     index: int  # shard number within the pairing: seeds the agents' RNG
@@ -91,7 +91,7 @@ def play_shard(shard: Shard, settings: RunSettings, report: ProgressReport | Non
             built[spec] = policy_agent_from_bytes(inline[spec], settings.config, name=spec)
         return built[spec]
 
-    lineup = [[agent_for(spec) for spec in side] for side in shard.sides]
+    lineup = [[agent_for(spec) for spec in side] for side in field_lineup(shard.sides, settings.config.num_teams)]
     unreported: list[tuple[int, int]] = []
     last_report = time.monotonic()
 

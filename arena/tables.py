@@ -36,22 +36,35 @@ def format_number(value: float | None, digits: int = 1, signed: bool = False) ->
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
+def format_description(head: HeadToHead) -> str:
+    """How the matches were played, in words: ``100 duplicate pairs``, ``field format: 100 rotation sets of 3
+    seats, parity 33.3%`` or ``no duplicate``."""
+    if head.format == "field":
+        return (
+            f"field format: {head.pairs} rotation sets of {head.seats} seats, {head.side_a} at one seat and "
+            f"{head.side_b} at the others; parity {format_percent(head.parity)}"
+        )
+    return f"{head.pairs} duplicate pairs" if head.format == "duplicate" else "no duplicate"
+
+
 def format_head_to_head(head: HeadToHead, timing: bool = True) -> str:
     """The terminal table of one pairing (with its speed line when ``timing`` and the run was timed)."""
     a, b = head.sides
-    width = max(22, len(head.side_a) + 2, len(head.side_b) + 2)
-    pairs_text = f"{head.pairs} duplicate pairs" if head.duplicate else "no duplicate"
+    field = head.seats > 2
+    b_title = f"{head.side_b} (field)" if field else head.side_b
+    width = max(22, len(head.side_a) + 2, len(b_title) + 2)
     ppd = head.points_per_deal
     low, high = head.win_rate_ci
     score_low, score_high = head.score_rate_ci
+    parity = f"  parity {format_percent(head.parity)}" if field else ""
 
     def row(name: str, left: str, right: str = "", note: str = "") -> str:
         return f"  {name:<{LABEL_WIDTH}}{left:>{width}}{right:>{width}}{('   ' + note) if note else ''}".rstrip()
 
     lines = [
-        f"{head.side_a} vs {head.side_b}: {head.matches} matches ({pairs_text}), seed {head.seed}, "
+        f"{head.side_a} vs {head.side_b}: {head.matches} matches ({format_description(head)}), seed {head.seed}, "
         f"{describe_config(head.config)}",
-        row("", head.side_a, head.side_b),
+        row("", head.side_a, b_title),
         row(
             "match wins",
             str(a.wins),
@@ -62,20 +75,20 @@ def format_head_to_head(head: HeadToHead, timing: bool = True) -> str:
             "win rate, decided (A)",
             format_percent(head.win_rate),
             "",
-            f"95% {format_interval(low, high)}  n={head.decided}",
+            f"95% {format_interval(low, high)}  n={head.decided}{parity}",
         ),
         row(
-            "score, undecided = half (A)",
+            f"score, undecided = {'1/' + str(head.seats) if field else 'half'} (A)",
             format_percent(head.score_rate),
             "",
             f"95% {format_interval(score_low, score_high)}  n={head.matches}",
         ),
         row(
-            "points per deal (A - B)",
+            f"points per deal (A - {'field mean' if field else 'B'})",
             format_number(ppd.value, 2, signed=True),
             "",
             f"SE {format_number(ppd.se, 2)}  95% {format_interval(ppd.low, ppd.high, percent=False, signed=True)}  "
-            f"over {ppd.groups} {'pairs' if head.duplicate else 'matches'}, {head.deals} deals",
+            f"over {ppd.groups} {_groups(head)}, {head.deals} deals",
         ),
         row(
             "bids made",
@@ -100,6 +113,11 @@ def format_head_to_head(head: HeadToHead, timing: bool = True) -> str:
         note = "process CPU of the side's agents"
         lines.append(row("CPU deciding, per match", f"{cpu_a:.3g} s", f"{cpu_b:.3g} s", note))
     return "\n".join(lines)
+
+
+def _groups(head: HeadToHead) -> str:
+    """What a paired standard error is over: duplicate pairs, rotation sets, or single matches."""
+    return {"duplicate": "pairs", "field": "rotation sets", "single": "matches"}[head.format]
 
 
 def format_tournament(tournament: Tournament) -> str:

@@ -227,7 +227,10 @@ def test_cli_unknown_spec_and_missing_checkpoint_exit_2_without_traceback(tmp_pa
         (["random", "random", "random+random"], "--round-robin"),
         (["random", "random", "--set", "target_score=0"], "target_score"),
         (["random", "random", "--set", "colour=red"], "KEY one of"),
-        (["random", "random", "--set", "num_players=3", "scoring=simple"], "two sides"),
+        (
+            ["random", "random", "rule:heuristic", "--round-robin", "--set", "num_players=3", "scoring=simple"],
+            "two sides",
+        ),
         (["random", "random", "--matches", "0"], "matches must be >= 1"),
         (["random", "random", "--anchor", "random"], "--round-robin"),
         (["random", "+random", "--matches", "2"], "SPEC+SPEC"),

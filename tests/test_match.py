@@ -17,7 +17,7 @@ import pytest
 
 import pedro_env
 from agents.base import Agent, RandomAgent
-from arena.match import MatchResult, play_matches, seats_of_side, team_of_side
+from arena.match import MatchResult, field_lineup, play_matches, seats_of_side, team_of_side
 from arena.ratings import HeadToHead
 from arena.shards import shard_bounds
 from pedro_env.config import PedroConfig, make_config
@@ -171,12 +171,14 @@ def replay(lineup: Sequence[Sequence[Agent]], config: PedroConfig, seed: int, ro
     )
 
 
-@pytest.mark.parametrize("num_players", [4, 2])
+@pytest.mark.parametrize("num_players", [4, 3, 2])
 def test_results_match_a_replay_in_the_aec_env_for_any_batch_size(num_players: int) -> None:
-    config = make_config(num_players=num_players, target_score=5, max_deals=10)
-    lineup = [[HashAgent(config, 1)], [HashAgent(config, 2)]]
-    pairs = 10
-    expected = [replay(lineup, config, 40 + pair, rotation) for pair in range(pairs) for rotation in range(2)]
+    config = make_config(
+        num_players=num_players, scoring="simple" if num_players == 3 else "difference", target_score=5, max_deals=10
+    )
+    lineup = field_lineup([[HashAgent(config, 1)], [HashAgent(config, 2)]], config.num_teams)  # A against a field
+    pairs, teams = 10, config.num_teams
+    expected = [replay(lineup, config, 40 + pair, rotation) for pair in range(pairs) for rotation in range(teams)]
     assert any(m.winner == 0 for m in expected) and any(m.winner == 1 for m in expected)
     assert any(m.truncated for m in expected)
     for batch_size in (1, 5, 20):  # one at a time; refills and idle slots; all at once, then the shrunk tail
