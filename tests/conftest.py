@@ -293,6 +293,38 @@ def start_module(module: str, *args: str, cwd: Path | None = None, text: bool = 
     )
 
 
+# ---------------------------------------------------------------- a tiny training run
+
+
+def tiny_config(**overrides: object) -> Any:
+    """A training config of a few updates on a tiny batch (train.config.make_train_config with ``overrides``)."""
+    from train.config import make_train_config
+
+    values = {
+        "total_decisions": 4 * 32 * 16,
+        "num_envs": 32,
+        "rollout_steps": 16,
+        "hidden_sizes": [32],
+        "update_epochs": 2,
+        "num_minibatches": 2,
+        "opponent_share": 0.5,
+        "baseline_opponents": ["rule:heuristic"],
+        "league_size": 2,
+        "league_interval": 1024,
+        "eval_interval": 1024,
+        "eval_opponents": ["random"],
+        "eval_partners": False,
+        "eval_league": 0,
+        "eval_pairs": 2,
+        "final_eval_pairs": 0,
+        "checkpoint_interval": 1024,
+        "torch_threads": 1,
+        "env": {"target_score": 11},
+    }
+    values.update(overrides)
+    return make_train_config(**values)
+
+
 # ---------------------------------------------------------------- a weak agent for the harness tests
 
 

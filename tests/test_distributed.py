@@ -44,7 +44,7 @@ from train.distributed import (  # noqa: E402
 from train.ppo import Rollout, ppo_update  # noqa: E402
 from train.trainer import Trainer  # noqa: E402
 
-from conftest import REPO_ROOT, module_env, run_module  # noqa: E402
+from conftest import REPO_ROOT, module_env, run_module, tiny_config  # noqa: E402
 
 SMOKE = REPO_ROOT / "configs" / "smoke.yaml"
 
@@ -173,26 +173,16 @@ def test_the_averaged_gradient_is_the_gradient_of_the_concatenated_batch(tmp_pat
 
 
 def _tiny_config(**overrides):
+    """conftest's tiny run on 16 games, with partners, pfsp and two evaluation baselines."""
     values = {
         "total_decisions": 8 * 16 * 16,
         "num_envs": 16,
-        "rollout_steps": 16,
-        "hidden_sizes": [32],
-        "update_epochs": 2,
-        "num_minibatches": 2,
-        "opponent_share": 0.5,
         "partner_share": 0.3,
         "opponent_sampling": "pfsp",
-        "baseline_opponents": ["rule:heuristic"],
-        "league_size": 2,
-        "league_interval": 1024,
         "eval_opponents": ["random", "rule:heuristic"],
-        "eval_league": 0,
-        "torch_threads": 1,
-        "env": {"target_score": 11},
+        "eval_partners": True,
     }
-    values.update(overrides)
-    return make_train_config(**values)
+    return tiny_config(**{**values, **overrides})
 
 
 def _match_results(result) -> list[list[dict]]:

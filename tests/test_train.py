@@ -29,36 +29,10 @@ from train.ppo import Rollout, SeatCredit, seat_advantages  # noqa: E402
 from train.run import run_training  # noqa: E402
 from train.trainer import Trainer  # noqa: E402
 
-from conftest import REPO_ROOT, run_module, start_module  # noqa: E402
+from conftest import REPO_ROOT, run_module, start_module, tiny_config  # noqa: E402
 
 SMOKE = REPO_ROOT / "configs" / "smoke.yaml"
 DISCARD_BASE = 28  # the first discard action (docs/rules.md section 11)
-
-
-def tiny_config(**overrides: object):
-    values = {
-        "total_decisions": 4 * 32 * 16,
-        "num_envs": 32,
-        "rollout_steps": 16,
-        "hidden_sizes": [32],
-        "update_epochs": 2,
-        "num_minibatches": 2,
-        "opponent_share": 0.5,
-        "baseline_opponents": ["rule:heuristic"],
-        "league_size": 2,
-        "league_interval": 1024,
-        "eval_interval": 1024,
-        "eval_opponents": ["random"],
-        "eval_partners": False,
-        "eval_league": 0,
-        "eval_pairs": 2,
-        "final_eval_pairs": 0,
-        "checkpoint_interval": 1024,
-        "torch_threads": 1,
-        "env": {"target_score": 11},
-    }
-    values.update(overrides)
-    return make_train_config(**values)
 
 
 # ---------------------------------------------------------------- rewards and GAE per seat
@@ -434,12 +408,15 @@ def test_checkpoint_agent_plays_legal_actions(tmp_path: Path) -> None:
         results = play_matches([[agent], [make_agent("random", config)]], config, pairs=3, seed=9)
         assert len(results) == 6  # an illegal action would have raised
     three = make_config(num_players=3, scoring="simple")
-    with pytest.raises(AgentSpecError, match="reads another observation layout: piece 2 is 'discards' of 208"):
+    with pytest.raises(AgentSpecError, match="was trained for 4 players; these games have 3"):
         make_agent(f"ckpt:{tmp_path / 'run'}", three)
+    sancho = make_config(variant="sancho")  # the same table size, another observation layout
+    with pytest.raises(AgentSpecError, match="reads another observation layout"):
+        make_agent(f"ckpt:{tmp_path / 'run'}", sancho)
     older = {key: value for key, value in trainer.state_dict().items() if key != "observation_layout"}
     save_checkpoint(older, tmp_path / "older.pt")  # written before layouts were recorded: the size still tells
     with pytest.raises(AgentSpecError, match="observations of"):
-        make_agent(f"ckpt:{tmp_path / 'older.pt'}", three)
+        make_agent(f"ckpt:{tmp_path / 'older.pt'}", sancho)
 
 
 def test_a_policy_played_under_other_rules_than_its_training_says_so(

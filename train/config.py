@@ -110,9 +110,11 @@ class TrainConfig:
 
     # ---- opponents ----
     opponent_share: float = 0.25
-    """Share of games in which the other team is an opponent (a league snapshot or a baseline), not the policy."""
+    """Share of games in which the other teams are an opponent (a league snapshot or a baseline, the same at every
+    seat not the policy's), not the policy."""
     partner_share: float = 0.45
-    """Share of games in which one seat of the policy's team is a baseline partner (against ``partner_opponents``)."""
+    """Share of games in which one seat of the policy's team is a baseline partner (against ``partner_opponents``).
+    Four players only: individual games (two or three players) take 0 and refuse any other value."""
     partner_opponents: str = "pool"
     """The other team in partner games: ``pool`` (any pool member, as in opponent games), ``baselines``, or
     ``partner`` (two of the partner's own baseline, as in the gauntlet's partner entries)."""
@@ -155,7 +157,8 @@ class TrainConfig:
     eval_opponents: tuple[str, ...] = GAUNTLET_BASELINES
     """Baselines of the evaluation gauntlet, met as opponents (eval/vs_<spec>/) and partners (eval/with_<spec>/)."""
     eval_partners: bool = True
-    """The gauntlet also seats each baseline as the policy's partner against two of it."""
+    """The gauntlet also seats each baseline as the policy's partner against two of it. Four players only: individual
+    games take false and refuse true."""
     eval_league: int = 2
     """The most recent league snapshots that join the gauntlet (as opponents and partners; not in the worst case)."""
     eval_pairs: int = 100
@@ -387,17 +390,12 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
         raise TrainConfigError(
             f"config key 'hidden_sizes' = {list(merged['hidden_sizes'])!r}: {_describe('hidden_sizes', tuple)}"
         )
-    _check_combinations(merged)
     try:
         pedro_config = make_config(**merged["env"])
     except ConfigError as error:
         raise TrainConfigError(f"config key 'env': {error}") from None
-    if pedro_config.num_players != 4:
-        # the opponent and evaluation logic pits one team against another
-        raise TrainConfigError(
-            f"config key 'env': num_players = {pedro_config.num_players} is not supported for training yet: "
-            "allowed is 4 (two partnerships)"
-        )
+    _check_partner_keys(merged, pedro_config, given=set(values))
+    _check_combinations(merged)
     _check_specs(merged)
     return TrainConfig(**merged)
 
@@ -436,6 +434,34 @@ def _check_combinations(merged: dict[str, Any]) -> None:
         raise TrainConfigError(
             "config key 'opponent_share' > 0 needs opponents: give 'baseline_opponents' or a 'league_size' >= 1"
         )
+
+
+PARTNER_KEYS = {"partner_share": 0.0, "partner_opponents": "pool", "eval_partners": False}
+"""The keys that seat a partner beside the policy, and their value where nobody has one (individual games)."""
+
+
+def _check_partner_keys(merged: dict[str, Any], pedro_config: PedroConfig, given: set[str]) -> None:
+    """Individual games (two or three players) have no partners: each key of :data:`PARTNER_KEYS` not ``given`` takes
+    its value there, and one given to seat a partner is refused, all of them named in one line."""
+    if pedro_config.num_players > pedro_config.num_teams:
+        return
+    for key, value in PARTNER_KEYS.items():
+        if key not in given:
+            merged[key] = value
+    wrong = [f"{key}={_yaml_text(merged[key])}" for key, value in PARTNER_KEYS.items() if merged[key] != value]
+    if wrong:
+        fixes = " ".join(f"{key}={_yaml_text(value)}" for key, value in PARTNER_KEYS.items())
+        raise TrainConfigError(
+            f"config keys {', '.join(wrong)} seat partners, but with env.num_players={pedro_config.num_players} "
+            f"every player is alone: set {fixes} (configs/individual{pedro_config.num_players}.yaml does)"
+        )
+
+
+def _yaml_text(value: Any) -> str:
+    """A config value as it is written in YAML and --set (``false``, ``0.45``, ``0``, ``pool``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _check_specs(values: dict[str, Any]) -> None:

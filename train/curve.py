@@ -5,7 +5,9 @@
 Reads the run's TensorBoard events (``eval/<entry>/win_rate``, ``_low``, ``_high`` for the gauntlet's
 entries ``vs_<spec>``, ``with_<spec>``, and the worst cases ``worst`` and ``worst_partner``; league
 snapshots are left out); the time axis is training time in minutes: the pauses between a stopped run
-and its ``--resume`` do not count. Opponents and partners get a panel each, the worst case in black.
+and its ``--resume`` do not count. Opponents and partners get a panel each, the worst case in black;
+the dotted line is parity (50%, or 33.3% in the field format of three players, read from the run's
+``config.yaml``).
 """
 
 from __future__ import annotations
@@ -91,8 +93,22 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
     return curves
 
 
-def plot_curves(curves: dict[str, dict[str, np.ndarray]], out: str | Path, title: str) -> Path:
-    """One panel for the opponents (``vs_*``, ``worst``), one for the partners (``with_*``, ``worst_partner``)."""
+def run_teams(run_dir: str | Path) -> int:
+    """The number of teams of a run's games (2, or 3 with three players), from its ``config.yaml`` (2 without one)."""
+    import yaml
+
+    path = Path(run_dir) / "config.yaml"
+    try:
+        values = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        players = int(((values or {}).get("env") or {}).get("num_players", 4))
+    except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError):
+        return 2
+    return 3 if players == 3 else 2
+
+
+def plot_curves(curves: dict[str, dict[str, np.ndarray]], out: str | Path, title: str, teams: int = 2) -> Path:
+    """One panel for the opponents (``vs_*``, ``worst``), one for the partners (``with_*``, ``worst_partner``);
+    ``teams`` sets parity and names the format (duplicate, or the field format with three teams)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -117,9 +133,9 @@ def plot_curves(curves: dict[str, dict[str, np.ndarray]], out: str | Path, title
                 linewidth=2.2 if is_worst else 1.2,
             )
             axis.fill_between(curve["minutes"], 100 * curve["low"], 100 * curve["high"], alpha=0.15)
-        axis.axhline(50, color="grey", linewidth=0.8, linestyle=":")
+        axis.axhline(100 / teams, color="grey", linewidth=0.8, linestyle=":")  # parity
         axis.set_xlabel("wall-clock training time (minutes)")
-        axis.set_ylabel("match win rate, duplicate (%)")
+        axis.set_ylabel(f"match win rate, {'duplicate' if teams == 2 else 'field format'} (%)")
         axis.set_ylim(0, 100)
         axis.set_title(f"{title}: {heading}")
         axis.grid(alpha=0.3)
@@ -144,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OutputPathError, ValueError) as error:
         print(f"python -m train.curve: error: {error}", file=sys.stderr)
         return 2
-    out = plot_curves(curves, out, args.title or f"{args.run_dir}")
+    out = plot_curves(curves, out, args.title or f"{args.run_dir}", run_teams(args.run_dir))
     for name, curve in curves.items():
         last = -1
         print(

@@ -16,8 +16,8 @@ class GameStats:
     """Counts over the deals and matches seen since the last log (what the ``game/`` scalars report).
 
     ``game/avg_bid`` and ``game/bid_made_rate`` count every deal (whoever bid); ``game/points_per_deal``
-    (the policy's team's score change minus the other team's) and ``game/match_win_rate`` count the
-    games against opponents (partner games included), since self-play games are zero-sum by
+    (the policy's team's score change minus the mean of the other teams') and ``game/match_win_rate``
+    count the games against opponents (partner games included), since self-play games are zero-sum by
     construction. The same figures per *group* of games (``groups``: ``self``, ``vs <member>``,
     ``with <partner>``) are logged as ``game/<group>/...`` with the policy's bidding table:
     ``contracts`` (share of the scored deals its team was the maker; not for ``self``, where every
@@ -28,8 +28,10 @@ class GameStats:
     NAMES = ("deals", "bid_total", "bids_made", "bids", "opponent_deals", "margin", "matches", "wins")
     GROUP_NAMES = ("deals", "contracts", "contracts_made", "contract_bids", "margin", "matches", "wins")
 
-    def __init__(self, groups: list[str] | None = None) -> None:
+    def __init__(self, groups: list[str] | None = None, num_teams: int = 2) -> None:
+        """``num_teams``: teams of the games (2, or 3 with three players); a seat's team is ``seat % num_teams``."""
         self.groups = list(groups or [])
+        self.num_teams = num_teams
         self.values = dict.fromkeys(self.NAMES, 0.0)
         self.by_group = np.zeros((len(self.groups), len(self.GROUP_NAMES)), dtype=np.float64)
 
@@ -45,12 +47,8 @@ class GameStats:
             self.values["bids_made"] += int((step.deals["made"][games][bid] == 1).sum())
             against = games[learner_team[games] >= 0]
             if against.size:
-                delta = step.deals["delta"][against].astype(np.float64)
-                mine = learner_team[against]
                 self.values["opponent_deals"] += against.size
-                self.values["margin"] += float(
-                    (delta[np.arange(against.size), mine] - delta[np.arange(against.size), 1 - mine]).sum()
-                )
+                self.values["margin"] += float(self._margins(step.deals["delta"][against], learner_team[against]).sum())
             if group is not None and games.size:
                 self._record_group_deals(step, games, learner_team, group)
         ended = np.flatnonzero((step.terminated | step.truncated) & (learner_team >= 0))
@@ -69,11 +67,9 @@ class GameStats:
         deals = step.deals
         team = learner_team[games]
         maker = deals["maker"][games]
-        maker_team = np.where(maker >= 0, maker % 2, -1)
+        maker_team = np.where(maker >= 0, maker % self.num_teams, -1)
         ours = (maker >= 0) & ((team < 0) | (maker_team == team))  # self-play: every contract is the policy's
-        delta = deals["delta"][games].astype(np.float64)
-        mine = np.maximum(team, 0)
-        margin = np.where(team >= 0, delta[np.arange(games.size), mine] - delta[np.arange(games.size), 1 - mine], 0.0)
+        margin = np.where(team >= 0, self._margins(deals["delta"][games], np.maximum(team, 0)), 0.0)
         rows = group[games]
         columns = {
             "deals": np.ones(games.size),
@@ -84,6 +80,13 @@ class GameStats:
         }
         for name, values in columns.items():
             np.add.at(self.by_group[:, self.GROUP_NAMES.index(name)], rows, values)
+
+    @staticmethod
+    def _margins(deltas: np.ndarray, team: np.ndarray) -> np.ndarray:
+        """(G,) float64: team ``team[g]``'s score change in ``deltas`` (G, T) less the mean of the other teams'."""
+        deltas = deltas.astype(np.float64)
+        own = deltas[np.arange(team.size), team]
+        return own - (deltas.sum(axis=1) - own) / (deltas.shape[1] - 1)
 
     def scalars(self) -> dict[str, float]:
         values = self.values

@@ -179,7 +179,7 @@ class Trainer(CheckpointState):
         if self.assistants:
             self.stat_groups.append("assisted")
         self.teacher = Teacher(config, self.pedro_config) if config.teacher else None  # kickstarting (train/teacher.py)
-        self.game_stats = GameStats(self.stat_groups)
+        self.game_stats = GameStats(self.stat_groups, self.pedro_config.num_teams)
 
     def _start_games(self, config: TrainConfig, ranks: Ranks) -> None:
         """The counters, the first step of every game and who plays each seat."""
@@ -219,7 +219,7 @@ class Trainer(CheckpointState):
             return
         config, count, pool = self.config, games.size, self.pool
         draw = self.rng.random(count)
-        teams = self.rng.integers(0, 2, size=count)
+        teams = self.rng.integers(0, self.pedro_config.num_teams, size=count)
         partner_position = self.rng.integers(0, 2, size=count)
         against = (draw < config.opponent_share + config.partner_share) & (len(pool) > 0)
         partnered = against & (draw >= config.opponent_share) & (len(pool.baselines) > 0)
@@ -249,7 +249,7 @@ class Trainer(CheckpointState):
         if self.assistants:
             assisted = self.rng.random(count) < config.bid_assist_share
             # the assisted team: the policy's own in a game against opponents, either team in self-play
-            team = np.where(against, teams, self.rng.integers(0, 2, size=count))
+            team = np.where(against, teams, self.rng.integers(0, self.pedro_config.num_teams, size=count))
             helper = self.rng.integers(0, len(self.assistants), size=count)
             mine = (self.team_of_seat[None, :] == team[:, None]) & (controller < 0)
             self.bid_assist[games] = np.where(assisted[:, None] & mine, helper[:, None], -1)
@@ -481,7 +481,7 @@ class Trainer(CheckpointState):
             return self.game_stats.scalars()
         stats = self.game_stats
         names = list(stats.values)
-        merged = GameStats(stats.groups)
+        merged = GameStats(stats.groups, stats.num_teams)
         values = self.exchange.sum_array(np.array([stats.values[name] for name in names], dtype=np.float64))
         merged.values = dict(zip(names, values.tolist()))
         merged.by_group = self.exchange.sum_array(stats.by_group).reshape(stats.by_group.shape)
