@@ -1,7 +1,9 @@
 """``search:full``'s golden decisions (tests/golden/lookahead_decisions.npz): bids, trumps, discards and plays
 at positions of exploring heuristic self-play under a few rules configs, with the options of RECORDED_SPEC.
 The record was made with the numpy rule agents (before agents/rule_kernels); the look-ahead's rollouts and
-model player now run on the compiled ones and must decide the same, world for world.
+model player now run on the compiled ones and must decide the same, world for world. The two-player bids were
+recorded again when a player with no partner still to speak came to search the bids above the model bidder's own
+(the four-player decisions did not change).
 ``python tests/test_lookahead_golden.py --record`` records them again (only when a change of decisions is meant).
 
 The file holds, per config ``i``: ``config_i`` (its overrides as JSON), ``observations_i`` (k, D) uint8,

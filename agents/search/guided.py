@@ -244,7 +244,8 @@ class PolicySearchAgent(LookaheadAgent):
         if int(prior.argmax()) == PASS_ACTION and mask[PASS_ACTION] and self.hopeless_hand(view, game):
             self.stats.pruned_bids += 1
             return PASS_ACTION
-        return self._guided_search(view, game, self.bid_candidates(view, game, mask), prior, "bid")
+        candidates = self.bid_candidates(view, game, mask, int(prior.argmax()))
+        return self._guided_search(view, game, candidates, prior, "bid")
 
     def _ordered(self, candidates: list[int], prior: np.ndarray) -> list[int]:
         """The candidates worth searching, most probable first: the favourite always, the others above ``prune``."""

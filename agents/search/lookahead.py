@@ -11,7 +11,8 @@ For a bid, trump or discard decision with a choice the agent
 3. takes the candidate with the best weighted mean deal value: its team's score change less the
    opponents', under the config's scoring, so a bid made or set counts as the rules count it.
 
-Candidates. Bids: pass and the bids from the one needed up to ``bid_span`` above it (the dealer,
+Candidates. Bids: pass and the bids from the one needed up to ``bid_span`` above it, or above the model
+bidder's own bid when no partner is still to speak (:meth:`LookaheadAgent.bid_candidates`; the dealer,
 last to speak, only the one needed); a hand whose best estimate (:meth:`RuleBasedAgent.estimate_points`)
 is more than ``hopeless`` points short of the bid needed passes without a search. Trumps: the four
 suits. Discards: whole discard plans, the cards kept (:meth:`LookaheadAgent.keep_candidates`), chosen
@@ -43,7 +44,7 @@ from agents.search.worlds import auction_weights, sample_worlds
 from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, NUM_ACTIONS, PASS_ACTION, TRUMP_OFFSET
 from pedro_env.cards import HAND_AT_PLAY, bits_to_cards
 from pedro_env.config import PedroConfig
-from pedro_env.state import BID, DISCARD, PLAY, TRUMP, PedroState
+from pedro_env.state import BID, DISCARD, NOT_BID, PLAY, TRUMP, PedroState
 from pedro_env.view import PublicView, decode_observations
 
 PLAN_CACHE_SIZE = 4096
@@ -119,7 +120,8 @@ class LookaheadAgent(Agent):
     Options (spec ``search:full,samples=40,...``):
 
     - ``samples`` (40): worlds per decision, shared by all its candidates;
-    - ``bid_span`` (4): bids considered above the one needed;
+    - ``bid_span`` (4): bids considered above the one needed (with no partner still to speak, above the model
+      bidder's own bid when that is higher);
     - ``hopeless`` (3.0): pass without a search when the best estimate is this far below the bid needed;
     - ``infer`` (0.3): auction inference, the weight of a world per spoken bid the model bidder would
       not have made (1: no inference);
@@ -232,7 +234,7 @@ class LookaheadAgent(Agent):
         if phase == DISCARD:
             return self._discard_values(view, legal)
         if phase == BID:
-            candidates = self.bid_candidates(view, 0, mask)
+            candidates = self.bid_candidates(view, 0, mask, self._model_action(observations[0], mask))
         else:
             candidates = self._trump_candidates(mask)
         candidates += [action for action in include if action in legal and action not in candidates]
@@ -275,13 +277,22 @@ class LookaheadAgent(Agent):
         if mask[PASS_ACTION] and self.hopeless_hand(view, game):
             self.stats.pruned_bids += 1
             return PASS_ACTION
-        return self._action_search(view, observation, game, self.bid_candidates(view, game, mask), "bid")
+        candidates = self.bid_candidates(view, game, mask, self._model_action(observation, mask))
+        return self._action_search(view, observation, game, candidates, "bid")
 
-    def bid_candidates(self, view: PublicView, game: int, mask: np.ndarray) -> list[int]:
-        """Pass (when legal) and the legal bids from the one needed up to ``bid_span`` above it (the dealer, last
-        to speak, only the one needed)."""
+    def bid_candidates(self, view: PublicView, game: int, mask: np.ndarray, model_bid: int = PASS_ACTION) -> list[int]:
+        """Pass (when legal) and the legal bids from the one needed up to ``bid_span`` above it; when no partner of
+        the viewer is still to speak, up to ``bid_span`` above the model player's own bid ``model_bid`` if that is
+        higher. A partner still to speak can make the side's high bid (the rollouts play it as the model bidder),
+        but alone the viewer's bid is its side's last, and the players after it take the contract over a low one
+        with the bid needed. The dealer, last to speak, bids only what is needed."""
         needed = max(self.config.min_bid, int(view.bids[game].max()) + 1)
-        top = needed if int(view.dealer[game]) == 0 else min(self.config.total_points, needed + self.bid_span)
+        if int(view.dealer[game]) == 0:
+            return [PASS_ACTION] * bool(mask[PASS_ACTION]) + [needed] * bool(mask[needed])
+        partners = np.flatnonzero(self.model.team_of_seat == 0)[1:]
+        partner_to_speak = bool((view.bids[game, partners] == NOT_BID).any())
+        reach = needed if partner_to_speak else max(needed, model_bid)
+        top = min(self.config.total_points, reach + self.bid_span)
         return [PASS_ACTION] * bool(mask[PASS_ACTION]) + [bid for bid in range(needed, top + 1) if mask[bid]]
 
     def hopeless_hand(self, view: PublicView, game: int) -> bool:
@@ -291,6 +302,10 @@ class LookaheadAgent(Agent):
         hand = bits_to_cards(view.hand[game : game + 1])
         estimate = float(self.model.estimate_points(hand, view.dealer[game : game + 1] == 0).max())
         return estimate + self.hopeless < needed
+
+    def _model_action(self, observation: np.ndarray, mask: np.ndarray) -> int:
+        """The model player's action for one (D,) observation and (133,) mask."""
+        return int(self.model.act(observation, mask[None, :], self._no_draws)[0])
 
     @staticmethod
     def _trump_candidates(mask: np.ndarray) -> list[int]:
