@@ -14,7 +14,8 @@ from test_lookahead import pre_play_positions
 from test_rule_agents import CONFIGS, config_id
 
 import pedro_env
-from agents import AgentSpecError, make_agent
+from agents import PPO_POLICY_SPEC, AgentSpecError, make_agent
+from agents.search import guided
 from agents.search.guided import PolicySearchAgent, policy_log_likelihood
 from agents.search.knowledge import hidden_cards
 from agents.search.sampler import relaxed_sampler
@@ -192,8 +193,24 @@ def test_bad_options_are_one_agent_spec_error(options: str) -> None:
 
 
 def test_rules_the_policy_cannot_read_are_refused_by_name() -> None:
-    with pytest.raises(AgentSpecError, match="search:policy.*observation layout"):
-        make_agent("search:policy", pedro_env.make_config(num_players=3, scoring="simple"))
+    with pytest.raises(AgentSpecError, match="search:policy.*trained for 4 players"):
+        make_agent(f"search:policy,policy={PPO_POLICY_SPEC}", pedro_env.make_config(num_players=3, scoring="simple"))
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_the_default_model_is_the_shipped_policy_of_the_table_size(players: int, tmp_path, monkeypatch) -> None:
+    """Four players: the PPO policy. Two or three: the shipped policy of that size (agents.pretrained_path), and
+    while its file is missing a one-line refusal naming it and the way to give another model."""
+    shipped = tmp_path / f"pretrained_{players}p.pt"
+    monkeypatch.setattr(guided, "pretrained_path", lambda num_players: tmp_path / f"pretrained_{num_players}p.pt")
+    config = pedro_env.make_config(num_players=players, scoring="simple")
+    with pytest.raises(AgentSpecError) as refusal:
+        make_agent("search:policy", config)
+    message = str(refusal.value)
+    assert str(shipped) in message and "policy=ckpt:PATH" in message and "\n" not in message
+    shipped.touch()
+    assert guided.default_model(players) == f"ckpt:{shipped}"
+    assert guided.default_model(4) == PPO_POLICY_SPEC == make_agent("search:policy").policy.name
 
 
 def test_a_greedy_policy_skips_forced_moves_and_chooses_as_one_full_forward() -> None:

@@ -28,7 +28,7 @@ import random
 
 import numpy as np
 
-from agents import PPO_POLICY_SPEC
+from agents import PPO_POLICY_SPEC, pretrained_path
 from agents.policy import PolicyAgent
 from agents.search.agent import current_trick
 from agents.search.knowledge import hidden_cards
@@ -141,8 +141,23 @@ def _replay_trick(worlds, view, game, config, tables, observed) -> None:
 
 
 DEFAULT_MODEL = PPO_POLICY_SPEC
-"""The players' model unless ``policy=`` names another: the PPO policy. As the model, the distilled ``pretrained``
-(a wider network) cost 1.36 times the time per deal for no measured gain (docs/search.md)."""
+"""The players' model at four players unless ``policy=`` names another: the PPO policy. As the model, the distilled
+``pretrained`` (a wider network) cost 1.36 times the time per deal for no measured gain (docs/search.md)."""
+
+
+def default_model(num_players: int) -> str:
+    """The agent spec of the players' model at a table of ``num_players`` unless ``policy=`` names another:
+    :data:`DEFAULT_MODEL` at four players, where it was trained, else the shipped policy of that table size
+    (:func:`agents.pretrained_path`); ValueError in one line naming the file when it is missing."""
+    if num_players == 4:
+        return DEFAULT_MODEL
+    path = pretrained_path(num_players)
+    if not path.is_file():
+        raise ValueError(
+            f"the default model of the players at {num_players} players, the shipped policy {path}, is missing: "
+            "policy=ckpt:PATH gives another model"
+        )
+    return f"ckpt:{path}"
 
 
 class PolicySearchAgent(LookaheadAgent):
@@ -150,8 +165,8 @@ class PolicySearchAgent(LookaheadAgent):
 
     Options (spec ``search:policy,samples=32,...``):
 
-    - ``policy`` (:data:`DEFAULT_MODEL`, the PPO policy): the policy (``ckpt:PATH`` or ``pretrained``; played
-      greedily);
+    - ``policy`` (:func:`default_model`: the PPO policy at four players, the shipped policy of the table size
+      otherwise): the policy (``ckpt:PATH`` or ``pretrained``; played greedily);
     - ``samples`` (32): worlds per bid, trump or discard decision; ``play_samples`` (24): per play decision;
     - ``bid_span`` (4), ``hopeless`` (3.0), ``deny`` (true), ``max_kept_off`` (3): the candidates of ``search:full``
       (a hand passes unsearched only when the policy would pass too);
@@ -164,7 +179,7 @@ class PolicySearchAgent(LookaheadAgent):
     def __init__(
         self,
         config: PedroConfig,
-        policy: str = DEFAULT_MODEL,
+        policy: str | None = None,
         samples: int = 32,
         play_samples: int = 24,
         bid_span: int = 4,
@@ -176,6 +191,7 @@ class PolicySearchAgent(LookaheadAgent):
         max_kept_off: int = 3,
         seed: int = 0,
     ) -> None:
+        policy = default_model(config.num_players) if policy is None else policy
         if not isinstance(policy, str) or not (policy == "pretrained" or policy.startswith(("pretrained,", "ckpt:"))):
             raise ValueError(f"policy must be a learned policy, pretrained or ckpt:PATH, got {policy!r}")
         if int(play_samples) < 1 or not 0.0 < float(floor) <= 1.0 or float(temper) < 0 or not 0 <= float(prune) < 1:
