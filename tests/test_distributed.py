@@ -189,9 +189,13 @@ def _match_results(result) -> list[list[dict]]:
     return [[match.to_dict() for match in head.results] for head in result.heads]
 
 
-def _trainer_rank(rank: int, world_size: int, init_file: str, out: str) -> None:
+# four players with partners; three players alone (no partner keys, the field format in the evaluation)
+TABLES = {4: {}, 3: {"env": {"num_players": 3, "scoring": "simple"}, "partner_share": 0.0, "eval_partners": False}}
+
+
+def _trainer_rank(rank: int, world_size: int, init_file: str, out: str, players: int) -> None:
     exchange = _join(rank, world_size, init_file)
-    trainer = Trainer(_tiny_config(), ranks=exchange.ranks, exchange=exchange)
+    trainer = Trainer(_tiny_config(**TABLES[players]), ranks=exchange.ranks, exchange=exchange)
     for _ in range(4):
         trainer.train_step()
     weights = {name: tensor.numpy() for name, tensor in trainer.network.state_dict().items()}
@@ -202,7 +206,7 @@ def _trainer_rank(rank: int, world_size: int, init_file: str, out: str) -> None:
     if rank == 0:
         config = trainer.config
         policies = [("policy", policy_bytes(copy.deepcopy(trainer.network).eval(), trainer.pedro_config))]
-        entries = gauntlet_entries(config.eval_opponents, 3, 0, True, [], 2)
+        entries = gauntlet_entries(config.eval_opponents, 3, 0, config.eval_partners, [], 2)
         alone = run_gauntlet("policy", entries, trainer.pedro_config, config.eval_seed, 1, policies=policies)
         torch.save(
             {
@@ -222,9 +226,10 @@ def _trainer_rank(rank: int, world_size: int, init_file: str, out: str) -> None:
     _leave(exchange)
 
 
-def test_two_ranks_keep_identical_parameters_and_evaluate_like_one_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("players", sorted(TABLES))
+def test_two_ranks_keep_identical_parameters_and_evaluate_like_one_process(tmp_path: Path, players: int) -> None:
     out = tmp_path / "trainer.pt"
-    _spawn(_trainer_rank, tmp_path, str(out))
+    _spawn(_trainer_rank, tmp_path, str(out), players)
     found = torch.load(out, weights_only=False)
     assert found["identical"] and found["same_rates"]
     assert found["decisions"] == 4 * 2 * 16 * 16  # the job's decisions: both ranks' games
