@@ -340,7 +340,7 @@ EXAMPLES = """examples:
   pedro-play --opponents ckpt:runs/quickstart/latest.pt --save my_match.json
   pedro-play --set target_score=21 variant=sancho
   pedro-play --set num_players=3 scoring=simple --opponents search:pimc+rule:cautious   # three players, each alone
-  pedro-play --set num_players=3 scoring=simple --opponents pretrained   # once models/pretrained_3p.pt is shipped
+  pedro-play --set num_players=3 scoring=simple --opponents pretrained   # the shipped three-player policy
   pedro-play --set num_players=2 --opponents rule:heuristic             # two players, head to head
   pedro-replay my_match.json                             # watch it again
 """

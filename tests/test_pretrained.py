@@ -1,7 +1,8 @@
 """The shipped policies: ``pretrained`` (models/pretrained.pt) and the PPO policy it was distilled from
-(models/ppo_policy.pt, search:policy's default model). Both load safely and record the layout and rules they
-were trained on; ``pretrained`` records its distillation, bids as the PPO policy, refuses games with another
-observation layout, and beats random."""
+(models/ppo_policy.pt, search:policy's default model), and the individual ones ``pretrained`` plays at two and
+three players (models/pretrained_2p.pt, models/pretrained_3p.pt). All load safely and record the layout and
+rules they were trained on; ``pretrained`` records its distillation, bids as the PPO policy, refuses games with
+another observation layout, and beats random at every table size."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents import PPO_POLICY_PATH, PPO_POLICY_SPEC, PRETRAINED_PATH, AgentSpecError, make_agent  # noqa: E402
+from agents import (  # noqa: E402
+    PPO_POLICY_PATH,
+    PPO_POLICY_SPEC,
+    PRETRAINED_PATH,
+    AgentSpecError,
+    make_agent,
+    pretrained_path,
+)
 from agents.checkpoint import load_checkpoint  # noqa: E402
 from agents.policy import PolicyAgent, observation_layout  # noqa: E402
 from arena.evaluate import evaluate  # noqa: E402
@@ -28,6 +36,33 @@ def test_the_shipped_policies_are_small_and_load_with_weights_only(path) -> None
     rules = make_config(**payload["config"]["env"])
     assert rules == make_config()  # trained on the default rules
     assert payload["observation_layout"] == observation_layout(rules)  # and on today's observation layout
+
+
+INDIVIDUAL_RULES = {2: {"num_players": 2}, 3: {"num_players": 3, "scoring": "simple"}}
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_the_individual_policies_are_shipped_for_their_table_size(num_players: int) -> None:
+    path = pretrained_path(num_players)
+    assert path.is_file(), f"models/{path.name} is part of the repository"
+    assert path.stat().st_size <= 10 * 1024 * 1024
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    assert "optimizer" not in payload
+    rules = make_config(**payload["config"]["env"])
+    assert rules == make_config(**INDIVIDUAL_RULES[num_players])
+    assert payload["observation_layout"] == observation_layout(rules)
+    assert not str(payload["exported"]["source"]).startswith("/")  # a run name, not a path of the machine that made it
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_pretrained_plays_the_policy_of_the_table_size_and_beats_a_random_field(num_players: int) -> None:
+    rules = make_config(**INDIVIDUAL_RULES[num_players])
+    agent = make_agent("pretrained", rules)
+    assert isinstance(agent, PolicyAgent) and agent.name == "pretrained"
+    head = evaluate("pretrained", "random", config=rules, pairs=2, seed=321)
+    assert head.sides[0].wins == head.matches == 2 * num_players
+    with pytest.raises(AgentSpecError, match=f"trained for {num_players} players; these games have 4"):
+        make_agent(f"ckpt:{pretrained_path(num_players)}")
 
 
 def test_pretrained_records_its_distillation_from_the_ppo_policy_and_bids_as_it_does() -> None:
