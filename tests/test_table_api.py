@@ -396,7 +396,8 @@ def test_everyone_plays_alone_at_two_and_three_players(sized_client: TestClient,
 
 def test_a_policy_of_three_players_plays_and_is_asked_at_a_table_of_three(sized_client: TestClient) -> None:
     """The policy's thoughts are recorded at its moves; the analysis asks the first policy that plays the table size
-    (pretrained plays four players: it is refused by name for this match)."""
+    (pretrained, the shipped policy of three players), any other that plays it on request, and refuses by name one
+    of another table size."""
     opponents = ["models:three/latest.pt", "rule:cautious"]
     match = new_match(sized_client, rules={"num_players": 3, "target_score": 5}, opponents=opponents, seed=3)
     assert match["players"] == ["you", *opponents] and match["view"]["scores"] == [0, 0, 0]
@@ -406,11 +407,16 @@ def test_a_policy_of_three_players_plays_and_is_asked_at_a_table_of_three(sized_
     assert all((thought is not None) == (seat == 1) for thought, seat in zip(record.thoughts, _seats(played)))
     mine = next(decision["index"] for decision in played["decisions"] if decision["seat"] == 0)
     analysis = sized_client.get(f"/api/matches/{match['id']}/analysis", params={"decision": mine}).json()
+    assert analysis["policy"]["agent"] == "pretrained" and not analysis["policy"]["recorded"]
+    params = {"decision": mine, "policy": "models:three/latest.pt"}
+    analysis = sized_client.get(f"/api/matches/{match['id']}/analysis", params=params).json()
     assert analysis["policy"]["agent"] == "models:three/latest.pt" and not analysis["policy"]["recorded"]
-    params = {"decision": mine, "policy": "pretrained"}
+    params = {"decision": mine, "policy": "models:four.pt"}
     answer = sized_client.get(f"/api/matches/{match['id']}/analysis", params=params)
     assert answer.status_code == 422
-    assert answer.json()["error"] == "unknown policy 'pretrained' for 3 players: allowed are models:three/latest.pt"
+    assert answer.json()["error"] == (
+        "unknown policy 'models:four.pt' for 3 players: allowed are pretrained, models:three/latest.pt"
+    )
 
 
 def test_the_page_is_served_from_the_package(client: TestClient) -> None:

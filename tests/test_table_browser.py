@@ -59,7 +59,7 @@ AT_REST = """() => (document.body.dataset.pending ?? "0") === "0"
 @pytest.fixture(scope="module")
 def table_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The address of a table app served by uvicorn in a daemon thread, stopped after the module's tests; its
-    ``--models`` folder holds ``policy3.pt``, a policy of three players."""
+    ``--models`` folder holds ``policy3.pt`` and ``policy4.pt``, policies of three and four players."""
     import uvicorn
     from test_play import table_rules, write_policy_checkpoint
 
@@ -67,6 +67,7 @@ def table_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     models_dir = tmp_path_factory.mktemp("models")
     write_policy_checkpoint(models_dir / "policy3.pt", table_rules(3))
+    write_policy_checkpoint(models_dir / "policy4.pt", table_rules(4))
     app = create_app(models_dir=models_dir, max_sessions=8, idle_seconds=600)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -250,6 +251,7 @@ def test_the_two_halves_of_a_duplicate_pair_open_side_by_side(page: Page, tmp_pa
 
 
 THREE_POLICY = "models:policy3.pt"
+FOUR_POLICY = "models:policy4.pt"
 
 
 def choose_three_players(page: Page) -> None:
@@ -261,8 +263,8 @@ def choose_three_players(page: Page) -> None:
     assert page.text_content("#opponent-0-row .field-name") == "Opponent P1 (on your left)"
     assert page.text_content("#opponent-1-row .field-name") == "Opponent P2 (on your right)"
     offered = page.locator("#opponent-0 option:not([disabled])").all_text_contents()
-    assert THREE_POLICY in offered and "rule:heuristic" in offered and "pretrained" not in offered
-    refused = page.locator('#opponent-0 option[value="pretrained"]')
+    assert {THREE_POLICY, "pretrained", "rule:heuristic"} <= set(offered) and FOUR_POLICY not in offered
+    refused = page.locator(f'#opponent-0 option[value="{FOUR_POLICY}"]')
     assert refused.is_disabled() and "does not play 3 players" in (refused.get_attribute("title") or "")
     scoring = page.locator('[data-rule="scoring"]')
     assert scoring.is_disabled() and scoring.locator("option:checked").text_content() == "simple"
@@ -299,9 +301,9 @@ def test_three_players_around_the_table_with_a_policy_among_them(page: Page, tmp
 
 
 def play_three(page: Page, tmp_path: Path) -> None:
-    """Click through the match of three: at the first trick with a card down on the person's turn, ask the policy of
-    three players (the first policy that plays this size) and the search, and take the play screenshot; take the
-    first deal summary's."""
+    """Click through the match of three: at the first trick with a card down on the person's turn, ask the first
+    policy that plays this size (pretrained, the shipped policy of three players) and the search, and take the play
+    screenshot; take the first deal summary's."""
     shots = set()
     for _ in range(MAX_TURNS):
         page.wait_for_function(AT_REST)
@@ -314,7 +316,7 @@ def play_three(page: Page, tmp_path: Path) -> None:
         if "play" not in shots and page.locator("#trick .card").count() and page.locator("#hand .card.legal").count():
             page.click("#analyse-current")
             page.wait_for_selector("#analysis .policy-row")
-            assert page.text_content("#analysis .policy-name") == f"Policy {THREE_POLICY}"
+            assert page.text_content("#analysis .policy-name") == "Policy pretrained"
             page.click("#ask-search")
             page.wait_for_selector("#analysis .search-row")
             page.wait_for_function(AT_REST)
