@@ -388,10 +388,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, AgentSpecError, OutputPathError) as error:
         print(f"pedro-play: error: {error}", file=sys.stderr)
         return 2
-    for seat in seats:
-        note = getattr(seat.agent, "trained_rules_note", "")
+    notes = {seat.label: getattr(seat.agent, "trained_rules_note", "") for seat in seats}  # one note per agent
+    for label, note in notes.items():
         if note:
-            print(f"pedro-play: note: {seat.label} was trained under other rules: {note}", file=sys.stderr)
+            print(f"pedro-play: note: {label} was trained under other rules: {note}", file=sys.stderr)
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 1_000_000)
     names = ", ".join(f"P{seat} {who.label}" for seat, who in enumerate(seats))
     print(f"Pedro, seed {seed} ({names}). {HELP_LINE}", flush=True)
