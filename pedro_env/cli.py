@@ -10,13 +10,14 @@ writable up front (a mistake costs a second, not the minutes of work it would ot
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 from pedro_env.config import PedroConfig, SeedError, check_seed, make_config, parse_override
 
@@ -123,6 +124,55 @@ def check_output_prefix(prefix: str | Path, suffixes: tuple[str, ...], what: str
     for suffix in suffixes:
         check_output_file(Path(f"{prefix}{suffix}"), f"{what} file")
     return Path(prefix)
+
+
+def same_file(first: str | Path, second: str | Path) -> bool:
+    """Whether two paths name one file (after links and ``..``); False when either does not exist yet."""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
+    """Write ``path`` whole or not at all: yield a temporary file beside it, then flush, fsync and rename it over
+    ``path``. On any error (a full disk, an exception in the block, Ctrl-C) the temporary file is removed and a
+    file already at ``path`` is left as it was; an OSError is raised as :class:`OutputPathError` naming ``path``."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(temporary, mode) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        raise OutputPathError(f"cannot write {path}: {error.strerror or type(error).__name__}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+
+
+INTERRUPTED_STATUS = 130  # the shell's status for a command ended by SIGINT (128 + 2)
+
+
+def one_line_on_interrupt(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Wrap a CLI ``main`` so that Ctrl-C ends it with one line on stderr, ``PROG: interrupted``, and status 130
+    (a command that saves its work on Ctrl-C catches KeyboardInterrupt itself and says what it kept)."""
+
+    def wrap(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def wrapper(*args: Any, **kwargs: Any) -> int:
+            try:
+                return main(*args, **kwargs)
+            except KeyboardInterrupt:
+                print(f"{prog}: interrupted", file=sys.stderr)
+                return INTERRUPTED_STATUS
+
+        return wrapper
+
+    return wrap
 
 
 def silence_stdout() -> None:
