@@ -8,6 +8,7 @@ or value raises :class:`ConfigError` naming the key and the allowed values.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,14 @@ SEED_LIMIT = 2**64  # seeds are uint64 in the engine: a seed lies in 0 .. SEED_L
 
 
 def short_repr(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` on one line, cut to ``limit`` characters: for error messages about values of any size."""
+    """``repr(value)`` on one line, cut to ``limit`` characters: for error messages about values of any size.
+
+    A string, list, tuple or dict longer than ``limit`` is cut before it is printed (its repr could not fit anyway),
+    so the cost stays bounded by ``limit`` for a huge value of one of them."""
+    if isinstance(value, (str, bytes, list, tuple)) and len(value) > limit:
+        value = value[:limit]
+    elif isinstance(value, dict) and len(value) > limit:
+        value = dict(islice(value.items(), limit))
     try:
         text = repr(value)
     except ValueError:  # an int past Python's 4300-digit str limit
@@ -186,26 +194,40 @@ def make_config(config: PedroConfig | None = None, **overrides: Any) -> PedroCon
     return PedroConfig(**values)
 
 
+MAX_ASSIGNMENT_CHARS = 4096
+"""The longest ``KEY=VALUE`` text a command reads (``--set`` in every command): a few dozen agent specs fit."""
+
+
+def check_assignment_length(text: str) -> None:
+    """ConfigError unless ``text``, one ``KEY=VALUE``, has at most :data:`MAX_ASSIGNMENT_CHARS` characters."""
+    if len(text) > MAX_ASSIGNMENT_CHARS:
+        raise ConfigError(
+            f"KEY=VALUE {short_repr(text, 40)} has {len(text):,} characters: at most {MAX_ASSIGNMENT_CHARS:,} are read"
+        )
+
+
 def parse_override(text: str) -> tuple[str, Any]:
     """``'key=value'`` (command-line form) -> ``(key, value)`` typed like that config field.
 
-    Raises ConfigError for a missing ``=``, an unknown key (listing the known ones) or a value
-    that is not of the field's type; :func:`make_config` still checks the allowed values.
+    Raises ConfigError for a text longer than :data:`MAX_ASSIGNMENT_CHARS`, a missing ``=``, an unknown key
+    (listing the known ones) or a value that is not of the field's type; :func:`make_config` still checks the
+    allowed values.
     """
+    check_assignment_length(text)
     key, sep, value = text.partition("=")
     key, value = key.strip(), value.strip()
     types = {field.name: type(field.default) for field in fields(PedroConfig)}
     if not sep or key not in types:
-        raise ConfigError(f"expected KEY=VALUE with KEY one of {', '.join(types)}, got {text!r}")
+        raise ConfigError(f"expected KEY=VALUE with KEY one of {', '.join(types)}, got {short_repr(text)}")
     if types[key] is bool:
         if value.lower() not in ("true", "false", "1", "0"):
-            raise ConfigError(f"config key {key!r} takes true or false, got {value!r}")
+            raise ConfigError(f"config key {key!r} takes true or false, got {short_repr(value)}")
         return key, value.lower() in ("true", "1")
     if types[key] is int:
         try:
             return key, int(value)
         except ValueError:
-            raise ConfigError(f"config key {key!r} takes an int, got {value!r}") from None
+            raise ConfigError(f"config key {key!r} takes an int, got {short_repr(value)}") from None
     return key, value
 
 

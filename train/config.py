@@ -13,6 +13,8 @@ under ``env:`` as :class:`pedro_env.config.PedroConfig` keys (docs/rules.md sect
 Command-line overrides use the same names, ``lr=1e-4`` or ``env.target_score=31``. Every key is
 checked in :func:`make_train_config`: an unknown one raises :class:`TrainConfigError` listing the
 known ones, a value of the wrong type or outside its range names the key and what is allowed.
+YAML is read by :func:`load_yaml` alone, in time and memory bounded by its text: a file of at most
+:data:`MAX_CONFIG_BYTES`, no aliases, no key given twice in one mapping.
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ from types import MappingProxyType
 from typing import Any
 
 from arena.gauntlet import GAUNTLET_BASELINES
-from pedro_env.config import ConfigError, PedroConfig, field_docs, make_config, short_repr
+from pedro_env.config import (
+    ConfigError,
+    PedroConfig,
+    check_assignment_length,
+    field_docs,
+    make_config,
+    short_repr,
+)
 
 
 class TrainConfigError(ValueError):
@@ -282,39 +291,46 @@ _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 def _coerce(key: str, value: Any, kind: type) -> Any:
     """``value`` as a ``kind`` field (ints given for floats are accepted; YAML lists become tuples)."""
-    wrong = TrainConfigError(f"config key {key!r} = {value!r} is not allowed: it takes {_describe(key, kind)}")
+
+    given = value
+
+    def wrong() -> TrainConfigError:  # built only when raised, from the value cut short: it may be huge
+        return TrainConfigError(
+            f"config key {key!r} = {short_repr(given)} is not allowed: it takes {_describe(key, kind)}"
+        )
+
     if kind in (int, float) and isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
         value = float(value)  # PyYAML reads 1e-4 (no dot) as a string
     if kind is bool:
         if not isinstance(value, bool):
-            raise wrong
+            raise wrong()
         return value
     if kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
                 return int(value)  # 1e6 in YAML
-            raise wrong
+            raise wrong()
         return value
     if kind is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise wrong
+            raise wrong()
         return float(value)
     if kind is str:
         if not isinstance(value, str):
-            raise wrong
+            raise wrong()
         return value
     if kind is tuple:
         if isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]
         if not isinstance(value, (list, tuple)):
-            raise wrong
+            raise wrong()
         element = int if key == "hidden_sizes" else str
         if not all(isinstance(item, element) and not isinstance(item, bool) for item in value):
-            raise wrong
+            raise wrong()
         return tuple(value)
     if kind is dict:
         if not isinstance(value, Mapping):
-            raise wrong
+            raise wrong()
         return MappingProxyType(dict(value))  # read-only: a frozen config stays frozen
     raise TypeError(f"unhandled field type {kind} of {key}")
 
@@ -359,7 +375,7 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
     types = _field_types()
     unknown = [key for key in values if key not in types]
     if unknown:
-        raise TrainConfigError(f"unknown config key {unknown[0]!r}: known keys are {', '.join(types)}")
+        raise TrainConfigError(f"unknown config key {short_repr(unknown[0])}: known keys are {', '.join(types)}")
     base = base or TrainConfig()
     merged = {item.name: getattr(base, item.name) for item in fields(TrainConfig)}
     for key, value in values.items():
@@ -373,22 +389,24 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
             or (isinstance(value, float) and not math.isfinite(value))
         ):
             raise TrainConfigError(
-                f"config key {key!r} = {value!r} is not allowed: it takes {_describe(key, types[key])}"
+                f"config key {key!r} = {short_repr(value)} is not allowed: it takes {_describe(key, types[key])}"
             )
     for key, allowed in _CHOICES.items():
         if merged[key] not in allowed:
             raise TrainConfigError(
-                f"config key {key!r} = {merged[key]!r} is not allowed: allowed values are {', '.join(allowed)}"
+                f"config key {key!r} = {short_repr(merged[key])} is not allowed: "
+                f"allowed values are {', '.join(allowed)}"
             )
     run_name = merged["run_name"]
     if run_name in (".", "..") or any(mark in run_name for mark in ("/", "\\", "\0")):
         raise TrainConfigError(
-            f"config key 'run_name' = {run_name!r} is not allowed: it names one directory under runs_dir "
+            f"config key 'run_name' = {short_repr(run_name)} is not allowed: it names one directory under runs_dir "
             "(no '/', '\\', '.' or '..'; put other places in runs_dir)"
         )
     if not merged["hidden_sizes"] or min(merged["hidden_sizes"]) < 1 or max(merged["hidden_sizes"]) > MAX_HIDDEN:
         raise TrainConfigError(
-            f"config key 'hidden_sizes' = {list(merged['hidden_sizes'])!r}: {_describe('hidden_sizes', tuple)}"
+            f"config key 'hidden_sizes' = {short_repr(list(merged['hidden_sizes']))}: "
+            f"{_describe('hidden_sizes', tuple)}"
         )
     try:
         pedro_config = make_config(**merged["env"])
@@ -414,13 +432,14 @@ def _check_combinations(merged: dict[str, Any]) -> None:
         )
     if not merged["teacher_sides"] or any(side not in TEACHER_SIDES for side in merged["teacher_sides"]):
         raise TrainConfigError(
-            f"config key 'teacher_sides' = {list(merged['teacher_sides'])!r} is not allowed: "
+            f"config key 'teacher_sides' = {short_repr(list(merged['teacher_sides']))} is not allowed: "
             f"a non-empty list of {', '.join(TEACHER_SIDES)}"
         )
     unknown_phases = [name for name in merged["teacher_phases"] if name not in PHASE_NAMES]
     if unknown_phases:
         raise TrainConfigError(
-            f"config key 'teacher_phases': {unknown_phases[0]!r} is not a phase: allowed are {', '.join(PHASE_NAMES)}"
+            f"config key 'teacher_phases': {short_repr(unknown_phases[0])} is not a phase: "
+            f"allowed are {', '.join(PHASE_NAMES)}"
         )
     if merged["teacher_margin"] > 0 and not merged["teacher"]:
         raise TrainConfigError("config key 'teacher_margin' > 0 needs 'teacher' (a search:pimc spec)")
@@ -477,18 +496,25 @@ def _check_specs(values: dict[str, Any]) -> None:
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
-    """``'lr=1e-4'`` or ``'env.target_score=31'`` -> ``(key, value)``, the value read as YAML (``1e-4`` a float)."""
+    """``'lr=1e-4'`` or ``'env.target_score=31'`` -> ``(key, value)``, the value read as YAML (``1e-4`` a float)
+    by :func:`load_yaml`; TrainConfigError for a text longer than ``MAX_ASSIGNMENT_CHARS`` (pedro_env.config)."""
     import yaml
 
+    try:
+        check_assignment_length(text)
+    except ConfigError as error:
+        raise TrainConfigError(str(error)) from None
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:
-        raise TrainConfigError(f"expected KEY=VALUE (e.g. lr=1e-4 or env.target_score=31), got {text!r}")
+        raise TrainConfigError(f"expected KEY=VALUE (e.g. lr=1e-4 or env.target_score=31), got {short_repr(text)}")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as error:
+        value = load_yaml(raw, f"--set {short_repr(key, 40)}") if raw.strip() else ""
+    except (yaml.YAMLError, RecursionError) as error:
         problem = _yaml_problem(error)
-        raise TrainConfigError(f"{key}={raw!r} is not a YAML value ({problem}); quote lists: 'KEY=[a, b]'") from None
+        raise TrainConfigError(
+            f"{key}={short_repr(raw)} is not a YAML value ({problem}); quote lists: 'KEY=[a, b]'"
+        ) from None
     if isinstance(value, str) and _looks_like_number(value):
         value = float(value)  # YAML 1.1 reads 1e-4 (no dot) as a string
     return key, value
@@ -542,17 +568,99 @@ def _yaml_problem(error: Exception) -> str:
     return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else str(problem)
 
 
+MAX_CONFIG_BYTES = 65_536
+"""The largest config file read (the shipped ones hold 1 to 3 kB): reading one takes bounded time and memory."""
+MAX_YAML_DEPTH = 16
+"""The deepest nesting of lists and mappings in config YAML (a config nests two deep: ``env:``, lists of specs)."""
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """The value of the YAML ``text`` (one document), in time and memory bounded by the text's length.
+
+    Refused with TrainConfigError naming ``where`` and the line: an alias (``*name``: nine nested aliases of
+    nine expand a kilobyte into 387 million items; nothing we ship uses anchors), lists and mappings nested
+    deeper than :data:`MAX_YAML_DEPTH`, a key given twice in one mapping (YAML keeps the last in silence) and
+    a scalar Python cannot read (an int of more than 4300 digits). Text that is not YAML raises yaml.YAMLError.
+    """
+    import yaml
+
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    depth = 0
+    for event in yaml.parse(text, Loader=loader_class):  # events only: nothing is built yet
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent):
+            raise TrainConfigError(
+                f"{where}: alias {short_repr('*' + event.anchor, 40)} at line {line} is not allowed: write each "
+                "value out (YAML anchors and aliases are not read in a config)"
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise TrainConfigError(
+                    f"{where}: lists and mappings nest more than {MAX_YAML_DEPTH} deep at line {line}"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_unique_keys(node, where)
+        try:
+            return loader.construct_document(node)
+        except ValueError as error:  # e.g. an int past Python's 4300-digit limit
+            raise TrainConfigError(f"{where}: a value YAML cannot read: {str(error).split(';')[0]}") from None
+    finally:
+        loader.dispose()
+
+
+def _check_unique_keys(root: Any, where: str) -> None:
+    """TrainConfigError naming the first key (dotted from the top) given twice in one mapping under ``root``."""
+    import yaml
+
+    pending = [(root, "")]
+    while pending:  # a loop, not recursion: the nesting was bounded, but stays cheap either way
+        node, path = pending.pop()
+        if isinstance(node, yaml.SequenceNode):
+            pending.extend((item, f"{path}[{index}]") for index, item in reversed(list(enumerate(node.value))))
+        elif isinstance(node, yaml.MappingNode):
+            lines: dict[tuple[str, str], int] = {}
+            below = []
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue  # not a name: read_yaml refuses it by name
+                name = f"{path}.{key_node.value}" if path else key_node.value
+                line = key_node.start_mark.line + 1
+                key = (key_node.tag, key_node.value)
+                if key in lines:
+                    at = f"on line {line}" if lines[key] == line else f"at lines {lines[key]} and {line}"
+                    raise TrainConfigError(f"{where}: key {short_repr(name)} is given twice {at}: give it once")
+                lines[key] = line
+                below.append((value_node, name))
+            pending.extend(reversed(below))
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """The mapping in a YAML config file (a clear error for a missing file or a file that is not a mapping)."""
+    """The mapping in a YAML config file of at most :data:`MAX_CONFIG_BYTES`, read by :func:`load_yaml` (a clear
+    error for a missing file, one too big or a file that is not a mapping)."""
     import yaml
 
     path = Path(path)
     if path.is_dir():
         raise TrainConfigError(f"config file {path} is a directory; give a YAML file such as configs/smoke.yaml")
+    if path.exists() and not path.is_file():
+        raise TrainConfigError(f"config file {path} is not a regular file; give a YAML file such as configs/smoke.yaml")
     if not path.is_file():
         raise TrainConfigError(f"config file not found: {path}")
     try:
-        values = yaml.safe_load(path.read_text(encoding="utf-8"))
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise TrainConfigError(
+                f"config file {path} is larger than {MAX_CONFIG_BYTES:,} bytes, the most a config file may hold"
+            )
+        values = load_yaml(data.decode("utf-8"), f"config file {path}")
     except UnicodeDecodeError:
         raise TrainConfigError(f"config file {path} is not UTF-8 text") from None
     except OSError as error:
@@ -573,7 +681,16 @@ def read_config_file(path: str | Path, within: tuple[Path, ...] = ()) -> dict[st
     Its keys replace the base's; ``env`` is merged key by key. A base may name a base of its own.
     """
     path = Path(path)
-    values = {key.replace("-", "_"): value for key, value in read_yaml(path).items()}
+    values: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
+    for key, value in read_yaml(path).items():
+        name = key.replace("-", "_")  # num-envs is num_envs
+        if name in values:
+            raise TrainConfigError(
+                f"config file {path}: keys {short_repr(spelled[name])} and {short_repr(key)} both name "
+                f"{short_repr(name)}: give it once"
+            )
+        values[name], spelled[name] = value, key
     base = values.pop("base", None)
     if base is None:
         return values
