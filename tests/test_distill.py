@@ -134,7 +134,7 @@ def test_bad_input_is_one_line_that_names_the_problem(capsys: pytest.CaptureFixt
     assert "seats are 0, 1, 2 or 3" in _error(
         capsys, ["labels", out, "--positions", "5", "--seed", "1", "--beside", "random", "--beside-seats", "4"]
     )
-    assert "--positions must be >= 1" in _error(capsys, ["labels", out, "--positions", "0", "--seed", "1"])
+    assert "--positions: must be an int from 1" in _error(capsys, ["labels", out, "--positions", "0", "--seed", "1"])
     assert "does not value cards" in _error(
         capsys, ["labels", out, "--positions", "5", "--seed", "1", "--search", "random"]
     )

@@ -7,7 +7,8 @@ entries ``vs_<spec>``, ``with_<spec>``, and the worst cases ``worst`` and ``wors
 snapshots are left out); the time axis is training time in minutes: the pauses between a stopped run
 and its ``--resume`` do not count. Opponents and partners get a panel each, the worst case in black;
 the dotted line is parity (50%, or 33.3% in the field format of three players, read from the run's
-``config.yaml``).
+``config.yaml``). The chart's format is its file's suffix (``.png``, ``.svg``, ``.pdf``, ...: matplotlib's
+formats); it is written whole or not at all, never over one of the run's files.
 """
 
 from __future__ import annotations
@@ -18,7 +19,35 @@ from pathlib import Path
 
 import numpy as np
 
-from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file
+from pedro_env.cli import (
+    OneLineErrorParser,
+    OutputPathError,
+    atomic_output,
+    check_output_file,
+    one_line_on_interrupt,
+    same_file,
+)
+
+PROG = "python -m train.curve"
+
+
+def chart_formats() -> list[str]:
+    """The file suffixes (without the dot) matplotlib can write a chart as: ``png``, ``svg``, ``pdf``, ..."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return sorted(FigureCanvasBase.get_supported_filetypes())
+
+
+def check_chart_format(out: str | Path) -> str:
+    """The chart format ``out``'s suffix names (``png``, ``svg``, ...); OutputPathError naming the formats."""
+    suffix = Path(out).suffix.lower().removeprefix(".")
+    formats = chart_formats()
+    if suffix not in formats:
+        raise OutputPathError(
+            f"chart file {out}: its suffix names the format, one of {', '.join('.' + name for name in formats)}"
+            f"{'' if suffix else ' (it has none)'}"
+        )
+    return suffix
 
 
 def read_sessions(run_dir: str | Path) -> list[tuple[float, float, dict[str, list]]]:
@@ -143,24 +172,37 @@ def plot_curves(curves: dict[str, dict[str, np.ndarray]], out: str | Path, title
     figure.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=120)
-    plt.close(figure)
+    try:
+        with atomic_output(out) as handle:  # a cut write leaves the chart before it
+            figure.savefig(handle, dpi=120, format=out.suffix.lower().removeprefix(".") or "png")
+    finally:
+        plt.close(figure)
     return out
 
 
+@one_line_on_interrupt(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineErrorParser(prog="python -m train.curve", description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", help="a pedro-train run directory")
-    parser.add_argument("--out", default=None, help="PNG path (default: RUN_DIR/learning_curve.png)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="chart file, its format by its suffix: .png, .svg, .pdf, ... (default: RUN_DIR/learning_curve.png)",
+    )
     parser.add_argument("--title", default=None, help="chart title")
     args = parser.parse_args(argv)
     try:
+        out = Path(args.out or Path(args.run_dir) / "learning_curve.png")
+        check_chart_format(out)  # before any reading: a usage error costs nothing
         curves = read_curves(args.run_dir)  # reading is quick, and an unknown run directory must not be made
-        out = check_output_file(args.out or Path(args.run_dir) / "learning_curve.png", "chart file")
+        out = check_output_file(out, "chart file")
+        inputs = [*Path(args.run_dir).glob("events.out.tfevents.*"), Path(args.run_dir) / "config.yaml"]
+        if any(same_file(out, path) for path in inputs):
+            raise OutputPathError(f"chart file {out} is one of the run's own files; write the chart elsewhere")
+        out = plot_curves(curves, out, args.title or f"{args.run_dir}", run_teams(args.run_dir))
     except (OutputPathError, ValueError) as error:
-        print(f"python -m train.curve: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    out = plot_curves(curves, out, args.title or f"{args.run_dir}", run_teams(args.run_dir))
     for name, curve in curves.items():
         last = -1
         print(

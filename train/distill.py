@@ -7,119 +7,57 @@
 
 ``labels``: ``--policy`` plays every seat of 64 games but ``--beside-seats`` (played by ``--beside``); at each
 play decision of a policy seat with two legal cards or more, ``--search`` values every legal card
-(:meth:`agents.search.PimcAgent.action_values`). The file (``numpy.savez_compressed``) holds ``observations``
-(N, D) uint8, ``masks`` (N, 133) bool and ``values`` (N, 133) float32: each searched card's value in points of
-the deal, ``-inf`` elsewhere.
+(:meth:`agents.search.PimcAgent.action_values`); the label file's layout: :mod:`train.distill_labels`.
 
 ``fit``: the policy's network is fitted to the labels (:func:`fit`) and written as an exported policy that
 ``ckpt:`` loads. The recipe, its figures and why: docs/training.md, "Distilling the search's card play".
+Every count and knob has a range (:data:`FIT_RANGES`, :data:`~train.distill_labels.MAX_POSITIONS`) checked
+before any work; an output is written whole or not at all, and never over one of the command's inputs.
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from agents import PPO_POLICY_PATH, PPO_POLICY_SPEC, AgentSpecError, make_agent
-from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from agents import PPO_POLICY_PATH, PPO_POLICY_SPEC, AgentSpecError, parse_spec
+from agents.checkpoint import LATEST_NAME, CheckpointError, load_checkpoint, save_checkpoint
 from agents.networks import ActorCritic, NetworkShape, masked_log_probs
 from agents.policy import PolicyAgent, check_layout, network_from_checkpoint
 from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, relabelled_actions
 from pedro_env.cards import SUIT_SYMMETRIES
-from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file
-from pedro_env.config import PedroConfig, make_config
-from pedro_env.observation_layout import (
-    observation_size,
-    relabelled_observation_entries,
-    viewer_team_makes,
-)
+from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file, one_line_on_interrupt, same_file
+from pedro_env.config import SEED_LIMIT, PedroConfig, make_config, short_repr
+from pedro_env.observation_layout import relabelled_observation_entries, viewer_team_makes
 from pedro_env.vector import PedroVectorEnv
+from train.distill_labels import (
+    LABEL_SEED_MAX,
+    MAX_POSITIONS,
+    DistillError,
+    label_file_path,
+    label_positions,
+    load_labels,
+    write_labels,
+)
 
-LABEL_GAMES = 64
+PROG = "python -m train.distill"
 SIDES = ("all", "making", "defending")
+ANCHOR_GAMES = 256  # self-play games of the anchor positions; game i of seed S is seeded S + i
+MAX_PLAY_UNITS = 4096  # grafted units per layer (the shipped recipe grafts 128)
 MARGIN_BINS = ((0.0, 1e-9, "0 (tie)"), (1e-9, 1.0, "0 to 1"), (1.0, 2.0, "1 to 2"), (2.0, np.inf, ">= 2"))
-
-
-class DistillError(ValueError):
-    """A label file missing, damaged or made for another observation layout, or a network that cannot be grafted."""
-
-
-def label_positions(
-    positions: int,
-    seed: int,
-    policy: str = PPO_POLICY_SPEC,
-    search: str = "search:pimc,samples=16",
-    beside: str | None = None,
-    beside_seats: Sequence[int] = (),
-) -> dict[str, np.ndarray]:
-    """``positions`` play decisions of ``policy``'s seats valued by ``search`` (module docstring: the arrays)."""
-    config = make_config()
-    player, searcher = make_agent(policy, config), make_agent(search, config)
-    if not hasattr(searcher, "action_values"):
-        raise AgentSpecError(f"--search {search!r} does not value cards: give a search:pimc spec")
-    partner = make_agent(beside, config) if beside else None
-    rng = np.random.default_rng(seed)
-    venv = PedroVectorEnv(LABEL_GAMES, config=config)
-    step = venv.reset(seed=seed * 1000)
-    labelled_seats = np.array([seat not in beside_seats for seat in range(config.num_players)])
-    observations, masks_out, values_out = [], [], []
-    while len(observations) < positions:
-        masks = step.action_mask.view(bool)
-        actions = player.act(step.observation, masks, rng)
-        ours = labelled_seats[step.actor] if partner is not None else np.ones(LABEL_GAMES, bool)
-        if partner is not None and (~ours).any():
-            theirs = np.flatnonzero(~ours)
-            actions[theirs] = partner.act(step.observation[theirs], masks[theirs], rng)
-        playing = (masks[:, PLAY_OFFSET:].sum(axis=1) > 1) & (masks[:, :PLAY_OFFSET].sum(axis=1) == 0) & ours
-        for game in np.flatnonzero(playing):
-            values = searcher.action_values(step.observation[game], masks[game], rng)
-            if not values:
-                continue
-            row = np.full(NUM_ACTIONS, -np.inf, np.float32)
-            for action, value in values.items():
-                row[action] = value
-            observations.append(step.observation[game].copy())
-            masks_out.append(masks[game].copy())
-            values_out.append(row)
-        step = venv.step(actions)
-    return {
-        "observations": np.array(observations[:positions]),
-        "masks": np.array(masks_out[:positions]),
-        "values": np.array(values_out[:positions]),
-    }
-
-
-def load_labels(paths: Sequence[str | Path], config: PedroConfig) -> dict[str, np.ndarray]:
-    """The label files concatenated, checked against ``config``'s observation size."""
-    parts: dict[str, list[np.ndarray]] = {"observations": [], "masks": [], "values": []}
-    for path in paths:
-        try:
-            with np.load(path) as data:
-                for key in parts:
-                    parts[key].append(data[key])
-        except FileNotFoundError:
-            raise DistillError(f"label file not found: {path}") from None
-        except (OSError, ValueError, KeyError) as error:
-            raise DistillError(
-                f"label file {path} is damaged or not a label file (needs observations, masks, values): {error}"
-            ) from None
-        size = parts["observations"][-1].shape[-1]
-        if size != observation_size(config):
-            raise DistillError(
-                f"label file {path} has {size}-entry observations; these rules need {observation_size(config)}"
-            )
-    return {key: np.concatenate(arrays) for key, arrays in parts.items()}
 
 
 def anchor_positions(agent: PolicyAgent, positions: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(N, D) uint8 observations and (N, 133) bool masks of the bid, trump and discard decisions of a self-play."""
-    venv = PedroVectorEnv(256, config=agent.config)
+    venv = PedroVectorEnv(ANCHOR_GAMES, config=agent.config)
     step = venv.reset(seed=seed)
     rng = np.random.default_rng(seed)
     observations, masks_out = [], []
@@ -132,9 +70,35 @@ def anchor_positions(agent: PolicyAgent, positions: int, seed: int) -> tuple[np.
     return np.concatenate(observations)[:positions], np.concatenate(masks_out)[:positions]
 
 
+# knob -> (its allowed values in words, the test of a value): checked by FitSettings and by the command's parser
+FIT_RANGES: dict[str, tuple[str, Callable[[float], bool]]] = {
+    "margin": ("a number >= 0 (points)", lambda value: value >= 0),
+    "beta": ("a number from 0 to 1000", lambda value: 0 <= value <= 1000),
+    "anchor_weight": ("a number from 0 to 1000", lambda value: 0 <= value <= 1000),
+    "lr": ("a number > 0 and <= 1", lambda value: 0 < value <= 1),
+    "held_out": ("a number > 0 and < 1", lambda value: 0 < value < 1),
+    "play_units": (
+        f"-1 (train the whole network) or an int from 0 to {MAX_PLAY_UNITS}",
+        lambda value: -1 <= value <= MAX_PLAY_UNITS,
+    ),
+    "anchors": (f"an int from 1 to {MAX_POSITIONS:,}", lambda value: 1 <= value <= MAX_POSITIONS),
+    "epochs": ("an int from 1 to 10,000", lambda value: 1 <= value <= 10_000),
+    "batch_size": ("an int from 1 to 1,000,000", lambda value: 1 <= value <= 1_000_000),
+    "seed": (f"an int from 0 to 2**64 - {ANCHOR_GAMES}", lambda value: 0 <= value <= SEED_LIMIT - ANCHOR_GAMES),
+}
+
+
+def _fit_value(name: str, value: object, kind: type) -> bool:
+    """Whether ``value`` is a finite ``kind`` (an int for an int knob) that :data:`FIT_RANGES` allows for ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
+        return False
+    return math.isfinite(value) and FIT_RANGES[name][1](value)
+
+
 @dataclass(frozen=True)
 class FitSettings:
-    """The fit's knobs (docs/training.md): margin in points, the KL weights, Adam's step, batch rows."""
+    """The fit's knobs (docs/training.md): margin in points, the KL weights, Adam's step, batch rows; each in its
+    range (:data:`FIT_RANGES`), else DistillError naming the knob and its allowed values."""
 
     margin: float = 0.5
     sides: str = "all"  # whose card plays the search labels: "all", "making" or "defending" (the rest kept)
@@ -148,12 +112,52 @@ class FitSettings:
     held_out: float = 0.1
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        if self.sides not in SIDES:
+            raise DistillError(f"sides must be one of {', '.join(SIDES)}, got {short_repr(self.sides)}")
+        for name, (allowed, _) in FIT_RANGES.items():
+            value = getattr(self, name)
+            if not _fit_value(name, value, type(getattr(FitSettings, name))):
+                raise DistillError(f"{name} must be {allowed}, got {short_repr(value)}")
+
+
+def _fit_argument(name: str) -> Callable[[str], float]:
+    """An argparse ``type`` for the knob ``name``: its kind (the default's) in its range, else the allowed values."""
+    kind = type(getattr(FitSettings, name))
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not _fit_value(name, value, kind):
+            raise argparse.ArgumentTypeError(f"must be {FIT_RANGES[name][0]}, got {short_repr(text)}")
+        return value
+
+    return parse
+
+
+def _int_between(low: int, high: int, why: str = "") -> Callable[[str], int]:
+    """An argparse ``type``: an int from ``low`` to ``high``, else a message naming them (and ``why``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be an int from {low:,} to {high:,}{why}, got {short_repr(text)}")
+        return value
+
+    return parse
+
 
 def _logits(network: torch.nn.Module, observations: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
     """(N, 133) masked logits, computed without gradients in slices of 8,192 rows."""
     with torch.no_grad():
         return torch.cat(
             [network.logits(observations[i : i + 8192], masks[i : i + 8192]) for i in range(0, len(observations), 8192)]
+            or [torch.empty((0, NUM_ACTIONS))]
         )
 
 
@@ -176,6 +180,8 @@ def side_rows(observations: np.ndarray, config: PedroConfig, sides: str) -> np.n
 
 def agreement_report(network: torch.nn.Module, labels: dict[str, np.ndarray], rows: np.ndarray) -> str:
     """One line: how often the network's card is the search's best, overall and by the search's margin."""
+    if len(rows) == 0:
+        return "no positions held out (too few positions for --held-out)"
     observations, masks = torch.from_numpy(labels["observations"][rows]), torch.from_numpy(labels["masks"][rows])
     chosen = _logits(network, observations, masks).argmax(1).numpy()
     values = labels["values"][rows]
@@ -325,6 +331,8 @@ def fit(
         kept = _kept_share(network, anchor_obs, anchor_masks, anchor_log_probs)
         log(f"epoch {epoch + 1}/{settings.epochs} ({seconds:.0f} s): {agreement_report(network, labels, held)}")
         log(f"  bids, trumps and discards as the reference chooses them: {kept:.3f}")
+    if not all(bool(torch.isfinite(parameter).all()) for parameter in network.parameters()):
+        raise DistillError(f"the fit diverged (weights no longer finite) at lr {settings.lr:g}; give a smaller --lr")
     return network.eval()
 
 
@@ -344,13 +352,79 @@ def distilled_policy(payload: dict, network: ActorCritic, sources: Sequence[str]
     }
 
 
+def _checkpoint_files(spec: str | None) -> list[Path]:
+    """The checkpoint files an agent spec reads: ``ckpt:PATH`` (a run directory's ``latest.pt``), ``pretrained``,
+    and a search's ``policy=`` spec."""
+    if not spec:
+        return []
+    parsed = parse_spec(spec)
+    if parsed.kind in ("ckpt", "pretrained"):
+        path = Path(parsed.name)
+        return [path / LATEST_NAME if path.is_dir() else path]
+    inner = parsed.options.get("policy")
+    return _checkpoint_files(inner) if isinstance(inner, str) else []
+
+
+def _labels_command(parser: OneLineErrorParser, args: argparse.Namespace) -> int:
+    seats = make_config().num_players
+    if bool(args.beside) != bool(args.beside_seats) or any(not 0 <= seat < seats for seat in args.beside_seats):
+        parser.error("--beside and --beside-seats go together; seats are 0, 1, 2 or 3")
+    if len(set(args.beside_seats)) == seats:  # every seat --beside's: nothing would ever be labelled
+        parser.error(
+            f"--beside-seats {' '.join(map(str, args.beside_seats))} leaves no seat to label: "
+            f"--beside takes at most {seats - 1} of the seats 0, 1, 2, 3"
+        )
+    out = check_output_file(label_file_path(args.out), "label file")
+    for flag in ("policy", "search", "beside"):
+        for path in _checkpoint_files(getattr(args, flag)):
+            if same_file(out, path):
+                raise OutputPathError(f"label file {out} is the checkpoint --{flag} reads; write the labels elsewhere")
+    arrays = label_positions(args.positions, args.seed, args.policy, args.search, args.beside, args.beside_seats)
+    written = write_labels(arrays, out)
+    print(f"wrote {written}: {len(arrays['values']):,} labelled play decisions")
+    return 0
+
+
+def _fit_command(args: argparse.Namespace) -> int:
+    out = check_output_file(args.out, "policy file")
+    init = Path(args.init)
+    if same_file(out, init / LATEST_NAME if init.is_dir() else init):
+        raise OutputPathError(f"policy file {out} is the --init checkpoint; write the fitted policy elsewhere")
+    for path in args.labels:
+        if same_file(out, path):
+            raise OutputPathError(f"policy file {out} is the label file {path}; write the fitted policy elsewhere")
+    settings = FitSettings(**{name: getattr(args, name) for name in vars(FitSettings())})
+    payload = load_checkpoint(args.init)
+    config = make_config(**payload["config"].get("env", {}))
+    check_layout(payload.get("observation_layout"), config, f"checkpoint {args.init}")
+    network = fit(network_from_checkpoint(payload), config, load_labels(args.labels, config), settings)
+    try:  # save_checkpoint writes a temporary file beside the output, then renames it: a cut write replaces nothing
+        save_checkpoint(distilled_policy(payload, network, args.labels, settings), out)
+    except (OSError, RuntimeError) as error:  # a full disk: OSError, or torch's zip writer's RuntimeError
+        reason = getattr(error, "strerror", None) or short_repr(str(error).splitlines()[0] if str(error) else "")
+        raise OutputPathError(f"cannot write policy file {out}: {reason}") from None
+    print(f"wrote {out}")
+    return 0
+
+
+@one_line_on_interrupt(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineErrorParser(prog="python -m train.distill", description=__doc__.split("\n")[0])
+    parser = OneLineErrorParser(prog=PROG, description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     labels = commands.add_parser("labels", help="play decisions valued by the search, into a .npz file")
-    labels.add_argument("out", help="the .npz file to write")
-    labels.add_argument("--positions", type=int, required=True, help="play decisions to label")
-    labels.add_argument("--seed", type=int, required=True, help="games and sampling seed")
+    labels.add_argument("out", help="the .npz file to write (.npz is added when missing)")
+    labels.add_argument(
+        "--positions",
+        type=_int_between(1, MAX_POSITIONS),
+        required=True,
+        help=f"play decisions to label (1 to {MAX_POSITIONS:,})",
+    )
+    labels.add_argument(
+        "--seed",
+        type=_int_between(0, LABEL_SEED_MAX, " (its games are seeded SEED * 1000 + i, below 2**64)"),
+        required=True,
+        help=f"games and sampling seed (0 to {LABEL_SEED_MAX:,})",
+    )
     labels.add_argument(
         "--policy",
         default=PPO_POLICY_SPEC,
@@ -358,9 +432,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     labels.add_argument("--search", default="search:pimc,samples=16", help="search:pimc spec that values the cards")
     labels.add_argument("--beside", help="agent spec playing --beside-seats (their decisions are not labelled)")
-    labels.add_argument("--beside-seats", type=int, nargs="+", default=[], help="absolute seats 0..3 --beside plays")
+    labels.add_argument(
+        "--beside-seats", type=int, nargs="+", default=[], help="absolute seats 0..3 --beside plays (at most 3)"
+    )
     fitting = commands.add_parser("fit", help="fit a policy to label files; write an exported policy")
-    fitting.add_argument("out", help="the policy file (.pt) to write")
+    fitting.add_argument("out", help="the policy file (.pt) to write (not an input of the fit)")
     fitting.add_argument("labels", nargs="+", help="label files written by the labels command")
     fitting.add_argument(
         "--init",
@@ -380,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "batch_size": "positions per step",
         "seed": "split, order, relabelling and anchor seed",
         "play_units": "graft this many hidden units per layer that only the card play reads, and train only "
-        "them and the card-play logits (-1: train the whole network)",
+        "them and the card-play logits",
     }
     fitting.add_argument(
         "--sides",
@@ -388,42 +464,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=defaults.sides,
         help="whose card plays to label: the viewer's team making the contract, defending it, or all (all)",
     )
-    for name, kind in (("margin", float), ("beta", float), ("anchor_weight", float), ("lr", float)):
+    for name, help_text in helps.items():
         fitting.add_argument(
-            f"--{name.replace('_', '-')}", type=kind, default=getattr(defaults, name), help=helps[name]
-        )
-    for name in ("held_out", "anchors", "epochs", "batch_size", "seed", "play_units"):
-        kind = float if name == "held_out" else int
-        default = getattr(defaults, name)
-        fitting.add_argument(
-            f"--{name.replace('_', '-')}", type=kind, default=default, help=f"{helps[name]} ({default})"
+            f"--{name.replace('_', '-')}",
+            type=_fit_argument(name),
+            default=getattr(defaults, name),
+            help=f"{help_text}; {FIT_RANGES[name][0]} ({getattr(defaults, name)})",
         )
     args = parser.parse_args(argv)
     try:
-        check_output_file(args.out)
-        if args.command == "labels":
-            if args.positions < 1:
-                parser.error(f"--positions must be >= 1, got {args.positions}")
-            if bool(args.beside) != bool(args.beside_seats) or any(not 0 <= seat < 4 for seat in args.beside_seats):
-                parser.error("--beside and --beside-seats go together; seats are 0, 1, 2 or 3")
-            arrays = label_positions(
-                args.positions, args.seed, args.policy, args.search, args.beside, args.beside_seats
-            )
-            np.savez_compressed(args.out, **arrays)
-            print(f"wrote {args.out}: {len(arrays['values']):,} labelled play decisions")
-            return 0
-        settings = FitSettings(**{name: getattr(args, name) for name in vars(defaults)})
-        if settings.epochs < 1 or settings.batch_size < 1 or settings.anchors < 1 or not 0 < settings.held_out < 1:
-            parser.error("--epochs, --batch-size and --anchors must be >= 1 and --held-out in (0, 1)")
-        payload = load_checkpoint(args.init)
-        config = make_config(**payload["config"].get("env", {}))
-        check_layout(payload.get("observation_layout"), config, f"checkpoint {args.init}")
-        network = fit(network_from_checkpoint(payload), config, load_labels(args.labels, config), settings)
-        save_checkpoint(distilled_policy(payload, network, args.labels, settings), args.out)
-        print(f"wrote {args.out}")
+        return _labels_command(parser, args) if args.command == "labels" else _fit_command(args)
     except (AgentSpecError, CheckpointError, DistillError, OutputPathError) as error:
         parser.error(str(error))
-    return 0
 
 
 if __name__ == "__main__":
