@@ -10,8 +10,10 @@
 Output: the table on stdout (:mod:`arena.tables`, :func:`arena.gauntlet.format_gauntlet`), then
 ``PREFIX.json`` (settings, summary, every match), ``PREFIX.csv`` (one row per pairing or gauntlet
 entry; a round robin adds ``PREFIX-ratings.csv``) and ``PREFIX.png`` (needs matplotlib). A mistake
-in the arguments is one line on stderr and status 2, before any work; a file that cannot be written
-after the work leaves the table on stdout, one line on stderr and status 1.
+in the arguments, a count out of its range included (:data:`arena.evaluate.MAX_MATCHES` matches a run), is
+one line on stderr and status 2, before any work. Every file is written whole or not at all (a temporary
+file renamed over it): one that cannot be written after the work leaves the table on stdout, the files
+before it as they were, one line on stderr and status 1. Ctrl-C is one line and status 130.
 """
 
 from __future__ import annotations
@@ -28,9 +30,13 @@ from agents import AGENT_SPECS, AgentSpecError
 from arena.evaluate import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MATCHES,
+    MAX_MATCHES,
+    MAX_WORKERS,
     EvaluationError,
+    EvaluationInterrupted,
     check_round_robin,
     check_run_numbers,
+    check_run_size,
     check_sides,
     evaluate,
     pairs_for,
@@ -38,6 +44,8 @@ from arena.evaluate import (
 )
 from arena.gauntlet import (
     GAUNTLET_BASELINES,
+    GauntletEntry,
+    GauntletResult,
     format_gauntlet,
     gauntlet_entries,
     has_partners,
@@ -49,9 +57,10 @@ from arena.plots import plot, plot_gauntlet
 from arena.progress import GauntletProgressBar
 from arena.ratings import HeadToHead, Tournament
 from arena.reports import file_slug, gauntlet_csv, save_replays, to_csv, to_json
-from arena.shards import shard_bounds
+from arena.shards import shard_count
 from arena.tables import format_table
 from pedro_env.cli import (
+    INTERRUPTED_STATUS,
     OneLineErrorParser,
     OutputPathError,
     add_rule_overrides,
@@ -176,14 +185,21 @@ def default_prefix(labels: Sequence[str]) -> Path:
 
 @quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
-    """``pedro-eval``: returns 0, or 2 with a message (no traceback) for bad specs, configs or arguments."""
-    args = build_parser().parse_args(argv)
-    explicit_workers = args.workers > 0
-    if args.workers == 0:
-        args.workers = os.cpu_count() or 1
-    if args.gauntlet:
-        return _run_gauntlet_command(args)
-    return _run_matches_command(args, explicit_workers)
+    """``pedro-eval``: returns 0; 2 with a message (no traceback) for bad specs, configs or arguments; 1 when a file
+    cannot be written after the work; 130 on Ctrl-C (one line: how many matches were played)."""
+    try:
+        args = build_parser().parse_args(argv)
+        explicit_workers = args.workers > 0
+        if args.workers == 0:
+            args.workers = min(os.cpu_count() or 1, MAX_WORKERS)
+        if args.gauntlet:
+            return _run_gauntlet_command(args)
+        return _run_matches_command(args, explicit_workers)
+    except EvaluationInterrupted as interrupt:
+        print(f"{PROG}: interrupted ({interrupt}); no file written", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+    return INTERRUPTED_STATUS
 
 
 def _run_matches_command(args: argparse.Namespace, explicit_workers: bool) -> int:
@@ -191,6 +207,7 @@ def _run_matches_command(args: argparse.Namespace, explicit_workers: bool) -> in
     try:
         if args.baselines or args.search_pairs != DEFAULT_SEARCH_PAIRS or not args.partners:
             raise EvaluationError("--baselines, --search-pairs and --no-partners belong to --gauntlet")
+        check_run_numbers(args.seed, args.workers, args.batch_size)
         config, _ = rule_config(args)
         if len(args.sides) < 2:
             raise EvaluationError("give at least two sides")
@@ -198,12 +215,15 @@ def _run_matches_command(args: argparse.Namespace, explicit_workers: bool) -> in
             raise EvaluationError(f"{len(args.sides)} sides given: add --round-robin to play every pair of them")
         if args.round_robin:
             check_round_robin(config)
+        pair_count = pairs_for(args.matches, args.pairs, config, args.duplicate)
+        pairings = len(args.sides) * (len(args.sides) - 1) // 2
+        matches = pairings * pair_count * (config.num_teams if args.duplicate else 1)
+        check_run_size(args.seed, pair_count, matches, record=bool(args.save_replays))
         notes = check_sides([parse_side(text) for text in args.sides], config)  # first: a typo costs no directory
         suffixes = (".json", ".csv", ".png") + (("-ratings.csv",) if args.round_robin else ())
         prefix = check_output_prefix(args.out if args.out else default_prefix(args.sides), suffixes)
         if args.save_replays:
             check_output_dir(args.save_replays, "replay directory")
-        pair_count = pairs_for(args.matches, args.pairs, config, args.duplicate)
         if explicit_workers:
             _note_idle_workers(args, config, pair_count)
         print_notes(notes)
@@ -211,18 +231,17 @@ def _run_matches_command(args: argparse.Namespace, explicit_workers: bool) -> in
     except USAGE_ERRORS as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    try:
-        written = [to_json(result, _beside(prefix, ".json"))]
+
+    def write(written: list[Path]) -> None:
+        written.append(to_json(result, _beside(prefix, ".json")))
         written += to_csv(result, _beside(prefix, ".csv"))
         _draw_chart(plot, result, _beside(prefix, ".png"), written)
         if args.save_replays:
             heads = result.head_to_heads if isinstance(result, Tournament) else [result]
             count = sum(len(save_replays(head, args.save_replays)) for head in heads)
             written.append(Path(f"{args.save_replays} ({count} replay records)"))
-    except OSError as error:
-        return _report_write_failure(format_table(result), error)
-    _print_table(format_table(result), written)
-    return 0
+
+    return _write_and_report(format_table(result), write)
 
 
 def _play(args: argparse.Namespace, config: PedroConfig) -> HeadToHead | Tournament:
@@ -249,7 +268,7 @@ def _note_idle_workers(args: argparse.Namespace, config: PedroConfig, pair_count
     """A note when ``--workers`` asks for more processes than the run has shards to give them."""
     pairings = len(args.sides) * (len(args.sides) - 1) // 2
     per_pair = config.num_teams if args.duplicate else 1
-    shards = pairings * len(shard_bounds(pair_count, args.batch_size, per_pair))
+    shards = pairings * shard_count(pair_count, args.batch_size, per_pair)
     if args.workers > shards:
         print(
             f"{PROG}: note: the run splits into {shards} shard(s) of at most --batch-size {args.batch_size} "
@@ -262,12 +281,11 @@ def _run_gauntlet_command(args: argparse.Namespace) -> int:
     """``pedro-eval SIDE --gauntlet``: the gauntlet table on stdout, PREFIX.json, PREFIX.csv and PREFIX.png."""
     try:
         _check_gauntlet_arguments(args)
-        check_run_numbers(args.seed, args.workers)
+        check_run_numbers(args.seed, args.workers, args.batch_size)
         config, _ = rule_config(args)
         subject = args.sides[0]
         if "+" in subject:
             raise EvaluationError(f"--gauntlet measures one agent: {subject!r} is a team (the gauntlet seats partners)")
-        notes = check_sides([parse_side(subject)], config)
         default_pairs = args.pairs if args.pairs is not None or args.matches else DEFAULT_GAUNTLET_PAIRS
         pairs = pairs_for(args.matches, default_pairs, config, True)
         entries = gauntlet_entries(
@@ -279,27 +297,43 @@ def _run_gauntlet_command(args: argparse.Namespace) -> int:
         )
         if not entries:
             raise EvaluationError("the gauntlet has no entries (every baseline left out)")
+        total = sum(entry.pairs for entry in entries) * config.num_teams
+        check_run_size(args.seed, max(entry.pairs for entry in entries), total)
+        notes = check_sides([parse_side(subject)], config)
         prefix = check_output_prefix(
             args.out if args.out else default_prefix([subject, "gauntlet"]), (".json", ".csv", ".png")
         )
         print_notes(notes)
-        bar = GauntletProgressBar(args.progress)
-        try:
-            result = run_gauntlet(subject, entries, config, args.seed, args.workers, progress=bar.update)
-        finally:
-            bar.close()
+        result = _play_gauntlet(args, subject, entries, config, total)
     except USAGE_ERRORS as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    written: list[Path] = []
-    try:
+
+    def write(written: list[Path]) -> None:
         written.append(to_json(result, _beside(prefix, ".json")))
         written.append(gauntlet_csv(result, _beside(prefix, ".csv")))
         _draw_chart(plot_gauntlet, result, _beside(prefix, ".png"), written)
-    except OSError as error:
-        return _report_write_failure(format_gauntlet(result), error)
-    _print_table(format_gauntlet(result), written)
-    return 0
+
+    return _write_and_report(format_gauntlet(result), write)
+
+
+def _play_gauntlet(
+    args: argparse.Namespace, subject: str, entries: list[GauntletEntry], config: PedroConfig, total: int
+) -> GauntletResult:
+    """The gauntlet's matches with a progress bar; EvaluationInterrupted on Ctrl-C, with the matches played."""
+    bar = GauntletProgressBar(args.progress)
+    played = [0]
+
+    def progress(done: int, of: int) -> None:
+        played[0] = done
+        bar.update(done, of)
+
+    try:
+        return run_gauntlet(subject, entries, config, args.seed, args.workers, progress=progress)
+    except KeyboardInterrupt:
+        raise EvaluationInterrupted(played[0], total) from None
+    finally:
+        bar.close()
 
 
 def _check_gauntlet_arguments(args: argparse.Namespace) -> None:
@@ -310,8 +344,8 @@ def _check_gauntlet_arguments(args: argparse.Namespace) -> None:
         raise EvaluationError(
             "--gauntlet plays duplicate head to heads: no --round-robin, --anchor, --save-replays or --no-duplicate"
         )
-    if args.search_pairs < 0:
-        raise EvaluationError(f"--search-pairs must be >= 0, got {args.search_pairs}")
+    if not 0 <= args.search_pairs <= MAX_MATCHES:
+        raise EvaluationError(f"--search-pairs must be >= 0 and <= {MAX_MATCHES}, got {args.search_pairs}")
 
 
 # ---------------------------------------------------------------- output
@@ -336,24 +370,38 @@ def _draw_chart(draw: Callable[[Any, Path], Path], result: Any, path: Path, writ
         print(f"{PROG}: matplotlib is not installed; no chart (pip install 'pedro-rl[eval]')", file=sys.stderr)
 
 
-def _print_table(table: str, written: list[Path]) -> None:
-    """The table and the files written (written first, so a reader that stops early, ``| head``, loses nothing;
-    main's quiet_on_broken_pipe ends the command then)."""
+def _write_and_report(table: str, write: Callable[[list[Path]], None]) -> int:
+    """Write the files (``write`` adds each to the list it is given), then print the table and the files: 0.
+
+    The files come first, so a reader that stops early (``| head``) loses nothing; main's quiet_on_broken_pipe ends
+    the command then. A file that cannot be written (the disk filled up, say; each is written whole or not at all)
+    or Ctrl-C still prints the table, then one line on stderr: status 1, or 130."""
+    written: list[Path] = []
+    try:
+        write(written)
+    except (OSError, OutputPathError) as error:
+        problem = str(error) if isinstance(error, OutputPathError) else _cannot_write(error)
+        return _report_unwritten(table, f"error: {problem}", written, 1)
+    except KeyboardInterrupt:
+        return _report_unwritten(table, "interrupted while writing the files", written, INTERRUPTED_STATUS)
     print(table)
     print("wrote " + ", ".join(str(path) for path in written))
     sys.stdout.flush()
+    return 0
 
 
-def _report_write_failure(table: str, error: OSError) -> int:
-    """A file could not be written after the work (the disk filled up, say): the table still goes to stdout,
-    then one line on stderr; status 1."""
+def _cannot_write(error: OSError) -> str:
+    where = f" {error.filename}" if error.filename else ""
+    return f"cannot write{where}: {error.strerror or error}"
+
+
+def _report_unwritten(table: str, problem: str, written: list[Path], status: int) -> int:
+    """The table on stdout, then ``PROG: PROBLEM; the table above is the result`` (and the files written before)."""
     print(table)
     sys.stdout.flush()
-    where = f" {error.filename}" if error.filename else ""
-    print(
-        f"{PROG}: error: cannot write{where}: {error.strerror or error}; the table above is the result", file=sys.stderr
-    )
-    return 1
+    before = f" (wrote {', '.join(str(path) for path in written)})" if written else ""
+    print(f"{PROG}: {problem}; the table above is the result{before}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

@@ -17,6 +17,11 @@ each played in one batch with its own agent RNG seeded ``(seed, shard)``, and re
 pair order, so a seed gives identical results for any number of workers (but not for another batch
 size). Workers take whole shards: for slow agents (search) pass a small ``batch_size``.
 
+Bounds, checked before any work: a run plays at most :data:`MAX_MATCHES` matches in all
+(:data:`MAX_RECORDED_MATCHES` with ``record``), its deal seeds stay within 0..:data:`MAX_SEED`, ``workers``
+is at most :data:`MAX_WORKERS` and ``batch_size`` at most :data:`MAX_BATCH_SIZE`; Ctrl-C during the play
+raises :class:`EvaluationInterrupted` with the matches finished.
+
 Reports: :mod:`arena.tables` (terminal), :mod:`arena.reports` (JSON, CSV, replay records),
 :mod:`arena.plots` (PNG); the command line ``pedro-eval`` is :mod:`arena.eval_cli`.
 """
@@ -38,10 +43,16 @@ from pedro_env.config import PedroConfig, make_config
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MATCHES",
+    "MAX_BATCH_SIZE",
+    "MAX_MATCHES",
+    "MAX_RECORDED_MATCHES",
     "MAX_SEED",
+    "MAX_WORKERS",
     "EvaluationError",
+    "EvaluationInterrupted",
     "check_round_robin",
     "check_run_numbers",
+    "check_run_size",
     "check_sides",
     "evaluate",
     "pairs_for",
@@ -51,13 +62,27 @@ __all__ = [
 
 DEFAULT_MATCHES = 200
 DEFAULT_BATCH_SIZE = 1024
-MAX_SEED = 2**62  # deal seeds are SEED + p and travel as int64
+MAX_SEED = 2**62  # deal seeds are SEED + p and travel as int64: every one of a run's, not only SEED, within it
+# Bounds on the counts a caller names, checked before any work (issue 56): a run keeps every match in memory
+# (about 1 KB each, 3 KB in its JSON), so it plays at most MAX_MATCHES, all pairings or gauntlet entries together.
+MAX_MATCHES = 1_000_000
+MAX_RECORDED_MATCHES = 10_000  # with record=True (pedro-eval --save-replays): each keeps its actions and is a file
+MAX_WORKERS = 256  # processes; a machine with more cores still gets at most this many by default
+MAX_BATCH_SIZE = 65_536  # matches played at once per process (the engine's and the agents' arrays scale with it)
 
 Pairing = tuple[int, int]  # (index of side A, index of side B) in the list of sides
 
 
 class EvaluationError(ValueError):
     """Arguments the harness cannot run with (reported by the CLI as a usage error)."""
+
+
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the play: how many of the run's matches had finished (their results are not kept)."""
+
+    def __init__(self, finished: int, total: int) -> None:
+        super().__init__(f"{finished} of {total} matches played")
+        self.finished, self.total = finished, total
 
 
 # ---------------------------------------------------------------- checks
@@ -106,22 +131,42 @@ def pairs_for(matches: int | None, pairs: int | None, config: PedroConfig, dupli
     per_pair = config.num_teams if duplicate else 1
     if pairs is None:
         matches = DEFAULT_MATCHES if matches is None else matches
-        if matches < 1:
-            raise EvaluationError(f"matches must be >= 1, got {matches}")
+        if not 1 <= matches <= MAX_MATCHES:
+            raise EvaluationError(f"matches must be >= 1 and <= {MAX_MATCHES}, got {matches}")
         return math.ceil(matches / per_pair)
-    if pairs < 1:
-        raise EvaluationError(f"pairs must be >= 1, got {pairs}")
+    if not 1 <= pairs <= MAX_MATCHES:
+        raise EvaluationError(f"pairs must be >= 1 and <= {MAX_MATCHES}, got {pairs}")
     return pairs
 
 
 def check_run_numbers(seed: int, workers: int, batch_size: int = 1) -> None:
-    """One clear error for the first out-of-range number: seed 0..MAX_SEED, workers and batch size >= 1."""
+    """One clear error for the first out-of-range number: seed 0..MAX_SEED, workers 1..MAX_WORKERS and batch size
+    1..MAX_BATCH_SIZE."""
     if not 0 <= seed <= MAX_SEED:
         raise EvaluationError(f"seed must be an int from 0 to 2**62, got {seed}")
-    if workers < 1:
-        raise EvaluationError(f"workers must be >= 1 (pedro-eval --workers 0: one per core), got {workers}")
-    if batch_size < 1:
-        raise EvaluationError(f"batch size must be >= 1, got {batch_size}")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise EvaluationError(
+            f"workers must be >= 1 (pedro-eval --workers 0: one per core) and <= {MAX_WORKERS}, got {workers}"
+        )
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise EvaluationError(f"batch size must be >= 1 and <= {MAX_BATCH_SIZE}, got {batch_size}")
+
+
+def check_run_size(seed: int, pairs: int, matches: int, record: bool = False) -> None:
+    """EvaluationError for a run of more than MAX_MATCHES ``matches`` in all (MAX_RECORDED_MATCHES with ``record``),
+    or whose deal seeds ``seed`` to ``seed + pairs - 1`` (each pairing's or entry's ``pairs``) pass MAX_SEED."""
+    most = MAX_RECORDED_MATCHES if record else MAX_MATCHES
+    if matches > most:
+        recorded = " recorded (--save-replays)" if record else ""
+        raise EvaluationError(
+            f"the run would play {matches} matches; at most {most}{recorded} in one run (fewer pairs, sides or "
+            "baselines)"
+        )
+    if seed + pairs - 1 > MAX_SEED:
+        raise EvaluationError(
+            f"seed {seed} with {pairs} pairs deals from seeds up to {seed + pairs - 1}, past 2**62: "
+            f"give a seed from 0 to {MAX_SEED - pairs + 1}"
+        )
 
 
 # ---------------------------------------------------------------- the API
@@ -199,9 +244,10 @@ def _play_pairings(
     labels = [side_label(side) for side in parsed]
     anchor_index = _anchor_index(labels, anchor, len(pairings))
     check_run_numbers(seed, workers, batch_size)
-    check_sides(parsed, resolved)
     pair_count = pairs_for(matches, pairs, resolved, duplicate)
     matches_per_pair = resolved.num_teams if duplicate else 1
+    check_run_size(seed, pair_count, len(pairings) * pair_count * matches_per_pair, record)
+    check_sides(parsed, resolved)
     shards = _shards(parsed, pairings, shard_bounds(pair_count, batch_size, matches_per_pair))
     settings = RunSettings(config=resolved, seed=seed, batch_size=batch_size, duplicate=duplicate, record=record)
     matches_per_pairing = pair_count * matches_per_pair
@@ -209,6 +255,8 @@ def _play_pairings(
     started = time.perf_counter()
     try:
         shard_results = run_shards(shards, settings, workers, bar.report)
+    except KeyboardInterrupt:
+        raise EvaluationInterrupted(int(bar.done.sum()), len(pairings) * matches_per_pairing) from None
     finally:
         bar.close()
     elapsed = time.perf_counter() - started

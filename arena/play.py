@@ -35,10 +35,12 @@ from pedro_env.actions import DISCARD_OFFSET, MAX_TOTAL_POINTS, PLAY_OFFSET, act
 from pedro_env.aec import raw_env
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, str_to_card, suit_of_str
 from pedro_env.cli import (
+    INTERRUPTED_STATUS,
     OneLineErrorParser,
     OutputPathError,
     add_rule_overrides,
     check_output_file,
+    one_line_on_interrupt,
     quiet_on_broken_pipe,
     rule_config,
 )
@@ -375,8 +377,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 @quiet_on_broken_pipe
+@one_line_on_interrupt("pedro-play")  # Ctrl-C while the agents load or the match is saved
 def main(argv: Sequence[str] | None = None) -> int:
-    """``pedro-play``: 0 after a match (or a quit), 1 when input ends early, 2 for bad arguments, 130 on Ctrl-C."""
+    """``pedro-play``: 0 after a match (or a quit), 1 when input ends early, 2 for bad arguments, 130 on Ctrl-C
+    (one line on stderr, as every command says it)."""
     args = build_parser().parse_args(argv)
     try:
         config, _ = rule_config(args)
@@ -412,28 +416,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EOFError:
         code = 1
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        code = 130
+        print(flush=True)  # ends the prompt's line on stdout; stderr gets one line
+        print("pedro-play: interrupted", file=sys.stderr)
+        code = INTERRUPTED_STATUS
     if args.save and record is not None:
         try:
             path = record.save(args.save)
-        except OSError as error:
-            return _save_elsewhere(record, args.save, error)
+        except (OSError, OutputPathError) as error:
+            return _save_elsewhere(record, _cannot_write(args.save, error))
         print(f"saved the match to {path} (pedro-replay {path})")
     return code
 
 
-def _save_elsewhere(record: MatchRecord, wanted: str, error: OSError) -> int:
-    """The match could not be written where asked (the disk filled up during play): save it in the temporary
-    directory instead and say where, in one line; status 1."""
-    reason = error.strerror or error
+def _cannot_write(path: str | Path, error: OSError | OutputPathError) -> str:
+    """``cannot write PATH: REASON``, the user's path named (OutputPathError's message already is that)."""
+    return str(error) if isinstance(error, OutputPathError) else f"cannot write {path}: {error.strerror or error}"
+
+
+def _save_elsewhere(record: MatchRecord, problem: str) -> int:
+    """The match could not be written where asked (the disk filled up during play; nothing cut is left there): save
+    it in the temporary directory instead and say where, in one line; status 1."""
     fallback = Path(tempfile.gettempdir()) / f"pedro-match-{os.getpid()}-{time.time_ns()}.json"
     try:
         path = record.save(fallback)
-    except OSError:
-        print(f"pedro-play: error: cannot write {wanted}: {reason} (nor {fallback})", file=sys.stderr)
+    except (OSError, OutputPathError):
+        print(f"pedro-play: error: {problem} (nor {fallback})", file=sys.stderr)
         return 1
-    print(f"pedro-play: error: cannot write {wanted}: {reason}; saved the match to {path} instead", file=sys.stderr)
+    print(f"pedro-play: error: {problem}; saved the match to {path} instead", file=sys.stderr)
     return 1
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from arena.gauntlet import GauntletEntry, GauntletResult, entry_rate
 from arena.ratings import Z95, HeadToHead, Tournament, wilson_interval
 from arena.tables import format_number
+from pedro_env.cli import atomic_output
 
 DPI = 110
 
@@ -33,10 +34,14 @@ def _pyplot() -> Any:
 
 
 def _save(plt: Any, figure: Any, path: str | Path) -> Path:
+    """The figure as a PNG at ``path``, whole or not at all (OutputPathError naming ``path`` if it cannot be)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=DPI)
-    plt.close(figure)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_output(path) as handle:
+            figure.savefig(handle, dpi=DPI, format="png")
+    finally:
+        plt.close(figure)
     return path
 
 

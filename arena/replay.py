@@ -20,16 +20,20 @@ Replaying feeds the decks and the first dealer to the AEC env (``reset(options=.
 the actions: the same match, deal by deal, whatever produced it. :func:`replay_match` checks that
 the replay ends with the recorded result (a record may hold none: ``result`` missing, null or ``{}``).
 
-Errors: every way a record can be wrong (unreadable file, not JSON, a key missing or of the wrong
-type, a bad card, deck, dealer or seed, an action that does not replay, a result that differs) is a
-:class:`ReplayError` with a one-line message; ``pedro-replay`` prints it as ``pedro-replay: error:
-...`` on stderr and exits with status 2. Strings from a record are printed through :func:`printable`.
+Errors: every way a record can be wrong (unreadable file, not a regular file, larger than
+:data:`MAX_RECORD_BYTES`, not JSON, a key missing or of the wrong type, a bad card, deck, dealer or seed,
+an action that does not replay, a result that differs) is a :class:`ReplayError` with a one-line message;
+``pedro-replay`` prints it as ``pedro-replay: error: ...`` on stderr and exits with status 2 (Ctrl-C: one
+line, status 130). Strings from a record are printed through :func:`printable`. A record is saved whole or
+not at all (:func:`pedro_env.cli.atomic_output`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -41,7 +45,7 @@ import numpy as np
 from arena.ratings import config_dict
 from pedro_env.aec import parse_decks, raw_env
 from pedro_env.cards import card_to_str
-from pedro_env.cli import OneLineErrorParser, quiet_on_broken_pipe
+from pedro_env.cli import OneLineErrorParser, atomic_output, one_line_on_interrupt, quiet_on_broken_pipe
 from pedro_env.config import ConfigError, PedroConfig, SeedError, check_seed, make_config, short_repr
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
@@ -52,6 +56,9 @@ READABLE_VERSIONS = (1, 2)
 REQUIRED_KEYS = ("config", "dealer", "decks", "actions")
 OPTIONAL_KEYS = ("players", "seed", "source", "result", "thoughts")
 RESULT_KEYS = ("scores", "winner", "deals")
+# the most a record file may hold: a match of 1,000 deals with every policy thought is a few MB (the table's
+# uploads stop at 2 MB); read whole, parsed JSON takes about ten times its size in memory
+MAX_RECORD_BYTES = 16 * 1024 * 1024
 
 
 class ReplayError(ValueError):
@@ -178,9 +185,11 @@ class MatchRecord:
         return {"format": REPLAY_FORMAT, "version": REPLAY_VERSION, **asdict(self)}
 
     def save(self, path: str | Path) -> Path:
+        """Write the record as JSON, whole or not at all (OutputPathError naming ``path`` if it cannot be)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1))
+        with atomic_output(path, "w") as handle:  # ASCII: json escapes every other character
+            json.dump(self.to_dict(), handle, indent=1)
         return path
 
     @classmethod
@@ -214,9 +223,7 @@ class MatchRecord:
         if not exists:
             raise ReplayError(f"replay file not found: {shown}")
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise ReplayError(f"cannot read {shown}: {error.strerror or error}") from None
+            text = _read_record_file(path, shown).decode("utf-8")
         except UnicodeDecodeError as error:
             raise ReplayError(f"cannot read {shown}: {printable(str(error))}") from None
         if not text.strip():
@@ -233,6 +240,26 @@ class MatchRecord:
     @property
     def pedro_config(self) -> PedroConfig:
         return self._pedro_config
+
+
+def _read_record_file(path: Path, shown: str) -> bytes:
+    """The bytes of a regular file of at most MAX_RECORD_BYTES; a device, a pipe or a bigger file is refused before
+    it is read (opened without blocking, so a pipe with no writer cannot hang the reader)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise ReplayError(f"cannot read {shown}: {error.strerror or error}") from None
+    with open(descriptor, "rb") as handle:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise ReplayError(f"{shown} is not a regular file (a device, pipe or socket), not a replay record")
+        try:
+            data = handle.read(MAX_RECORD_BYTES + 1) if status.st_size <= MAX_RECORD_BYTES else b""
+        except OSError as error:
+            raise ReplayError(f"cannot read {shown}: {error.strerror or error}") from None
+    if status.st_size > MAX_RECORD_BYTES or len(data) > MAX_RECORD_BYTES:  # the size, or what it grew to
+        raise ReplayError(f"{shown} is larger than {MAX_RECORD_BYTES:,} bytes, the most a replay record may hold")
+    return data
 
 
 def match_result(env: raw_env) -> dict[str, Any]:
@@ -366,6 +393,7 @@ def replay_match(record: MatchRecord) -> dict[str, Any]:
 
 
 @quiet_on_broken_pipe
+@one_line_on_interrupt("pedro-replay")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(
         prog="pedro-replay",

@@ -6,11 +6,16 @@ CSV columns are :data:`CSV_COLUMNS`: the two sides, counts, side A's win rate an
 the seed and the format (duplicate, field or single, with side A's parity share); an undefined figure is
 an empty cell. The gauntlet's CSV puts ``role``,
 ``baseline`` and ``league`` before them.
+
+Every file is written whole or not at all (:func:`pedro_env.cli.atomic_output`: a temporary file beside it,
+renamed over it once complete), so a full disk or Ctrl-C never leaves a cut file in place of a good one; a
+file that cannot be written raises :class:`pedro_env.cli.OutputPathError` naming it.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -20,6 +25,7 @@ from arena.gauntlet import GauntletResult
 from arena.match import field_lineup, parse_side, seats_of_side, team_of_side
 from arena.ratings import HeadToHead, Tournament
 from arena.replay import record_from_seed
+from pedro_env.cli import atomic_output
 
 CSV_COLUMNS = [
     "side_a",
@@ -67,7 +73,9 @@ def to_json(result: HeadToHead | Tournament | GauntletResult, path: str | Path, 
     """Write the result (summary, and every match unless ``with_matches`` is False) as JSON."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result.to_dict(with_matches=with_matches), indent=1) + "\n")
+    with atomic_output(path, "w") as handle:  # ASCII: json escapes every other character
+        json.dump(result.to_dict(with_matches=with_matches), handle, indent=1)  # streamed, never one huge string
+        handle.write("\n")
     return path
 
 
@@ -118,14 +126,13 @@ def _csv_cells(head: HeadToHead) -> dict[str, Any]:
 
 def to_csv(result: HeadToHead | Tournament, path: str | Path) -> list[Path]:
     """One row per pairing at ``path``; a round robin also writes ``<stem>-ratings.csv`` beside it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     heads = result.head_to_heads if isinstance(result, Tournament) else [result]
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        for head in heads:
-            writer.writerow(_csv_cells(head))
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    for head in heads:
+        writer.writerow(_csv_cells(head))
+    path = _write_text(Path(path), text.getvalue())
     written = [path]
     if isinstance(result, Tournament):
         written.append(ratings_csv(result, path.with_name(path.stem + "-ratings.csv")))
@@ -135,30 +142,34 @@ def to_csv(result: HeadToHead | Tournament, path: str | Path) -> list[Path]:
 def ratings_csv(tournament: Tournament, path: Path) -> Path:
     """The round robin's ratings, best first: :data:`RATINGS_COLUMNS`, Elo figures to one decimal."""
     ratings = tournament.ratings
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(RATINGS_COLUMNS)
-        for rank, index in enumerate(tournament.ranking()):
-            low, high = ratings.interval(index)
-            elo, se = ratings.elo[index], ratings.se[index]
-            anchor = tournament.sides[tournament.anchor]
-            writer.writerow(
-                [rank + 1, tournament.sides[index], f"{elo:.1f}", f"{se:.1f}", f"{low:.1f}", f"{high:.1f}", anchor]
-            )
-    return path
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(RATINGS_COLUMNS)
+    for rank, index in enumerate(tournament.ranking()):
+        low, high = ratings.interval(index)
+        elo, se = ratings.elo[index], ratings.se[index]
+        anchor = tournament.sides[tournament.anchor]
+        writer.writerow(
+            [rank + 1, tournament.sides[index], f"{elo:.1f}", f"{se:.1f}", f"{low:.1f}", f"{high:.1f}", anchor]
+        )
+    return _write_text(path, text.getvalue())
 
 
 def gauntlet_csv(result: GauntletResult, path: str | Path) -> Path:
     """One row per gauntlet entry (worst first): role, baseline, then the head-to-head columns."""
-    path = Path(path)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=["role", "baseline", "league", *CSV_COLUMNS])
+    writer.writeheader()
+    for entry, head in result.ordered():
+        writer.writerow({"role": entry.role, "baseline": entry.baseline, "league": entry.league, **_csv_cells(head)})
+    return _write_text(Path(path), text.getvalue())
+
+
+def _write_text(path: Path, text: str) -> Path:
+    """``text`` as UTF-8 at ``path`` (its folder made), written whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["role", "baseline", "league", *CSV_COLUMNS])
-        writer.writeheader()
-        for entry, head in result.ordered():
-            writer.writerow(
-                {"role": entry.role, "baseline": entry.baseline, "league": entry.league, **_csv_cells(head)}
-            )
+    with atomic_output(path) as handle:
+        handle.write(text.encode("utf-8"))
     return path
 
 

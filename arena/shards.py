@@ -41,12 +41,18 @@ def shard_bounds(pairs: int, batch_size: int, matches_per_pair: int) -> list[tup
     the worker count, so the results do not either. Big batches matter more than many shards for
     fast agents: a step of the engine or an agent costs much the same for 100 games as for 1000.
     """
+    count = shard_count(pairs, batch_size, matches_per_pair)
+    edges = [round(index * pairs / count) for index in range(count + 1)]
+    return [(edges[index], edges[index + 1] - edges[index]) for index in range(count)]
+
+
+def shard_count(pairs: int, batch_size: int, matches_per_pair: int) -> int:
+    """How many shards :func:`shard_bounds` cuts ``pairs`` into, without building them."""
     per_shard = max(1, batch_size // matches_per_pair)
     count = math.ceil(pairs / per_shard)
     if count > 1:
         count = min(pairs, SHARD_MULTIPLE * math.ceil(count / SHARD_MULTIPLE))
-    edges = [round(index * pairs / count) for index in range(count + 1)]
-    return [(edges[index], edges[index + 1] - edges[index]) for index in range(count)]
+    return count
 
 
 @dataclass(frozen=True)

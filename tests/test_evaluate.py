@@ -237,7 +237,7 @@ def test_cli_unknown_spec_and_missing_checkpoint_exit_2_without_traceback(tmp_pa
         (["random", "random", "--seed", str(10**23)], "seed must be an int from 0 to 2**62, got 1000"),
         (["random", "random", "--seed", "-3"], "seed must be an int from 0 to 2**62, got -3"),
         (["random", "random", "--workers", "-1"], "workers must be >= 1 (pedro-eval --workers 0: one"),
-        (["random", "random", "--batch-size", "0"], "batch size must be >= 1, got 0"),
+        (["random", "random", "--batch-size", "0"], "batch size must be >= 1 and <= 65536, got 0"),
         (["random", "--gauntlet", "--seed", str(2**63)], "seed must be an int from 0 to 2**62"),
     ],
 )
