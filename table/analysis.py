@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from agents import Agent, make_agent
+from agents import Agent, AgentSpecError, make_agent
 from arena.replay import MatchRecord, replay_steps
 from pedro_env.actions import action_to_str, str_to_action
 from pedro_env.aec import raw_env
 from pedro_env.config import PedroConfig
 from pedro_env.state import PLAY
-from table.roster import Roster
+from table.roster import Roster, UnknownAgentError
 
 MISTAKE_POINTS = 1.0  # a chosen action this many deal points below the best is marked
 TOP_ACTIONS = 5  # a policy's most probable actions shown
@@ -107,7 +107,8 @@ def analyse(
     """docs/table.md's ``Analysis`` of decision ``decision`` of ``record``: the recorded thoughts of a policy that
     moved there, else ``policy``'s (default: the mover's own if it is a policy on the roster, else the first
     policy on the roster that plays this table size; none when no policy does) computed now; the search values when
-    ``search``."""
+    ``search``. UnknownAgentError or AgentSpecError when the policy named cannot be built (the default's failure
+    leaves ``policy`` None)."""
     env = position(record, decision)
     seat = int(env.game.actor[0])
     chosen = record.actions[decision] if decision < len(record.actions) else None
@@ -127,7 +128,12 @@ def analyse(
         names = analyst.roster.policy_names(env.config.num_players)
         name = policy or (mover if mover in names else names[0] if names else None)
         if name is not None:
-            answer["policy"] = {**analyst.policy_thoughts(env, name), "recorded": False}
+            try:
+                answer["policy"] = {**analyst.policy_thoughts(env, name), "recorded": False}
+            except (UnknownAgentError, AgentSpecError):
+                if policy is not None:
+                    raise  # the client named it: the table answers why it cannot play (422)
+                # the default policy cannot read these rules (or its file no longer loads): no policy's view
     if search:
         answer["search"] = analyst.search_values(env, chosen, seed=decision)
     return answer

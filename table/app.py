@@ -1,26 +1,33 @@
 """The table's web app: the JSON API of docs/table.md over :mod:`table.sessions`, and the page's static files.
 
-Every handler is a plain function, so the server runs it in its thread pool: an agent thinking, a
-search or a scan occupies one thread and never the event loop, and other sessions go on. Every
-refusal is a :class:`~table.sessions.TableError` answered as ``{"error": one line, ...}`` with its
-status; bodies are read with a size limit before they are parsed.
+Every handler is a plain function, or reads its body and hands the work to the thread pool, so an
+agent thinking, a search, a scan or a replay being built occupies one thread and never the event
+loop, and other sessions go on. Every refusal is a :class:`~table.sessions.TableError` answered as
+``{"error": one line, ...}`` with its status, naming what the client sent and never a server path.
+What a client names is bounded before the work: a new match or replay takes its place in its store
+first (a full store refuses at once), bodies are read up to a size limit, a record's actions are
+counted before it is read, and only finite numbers are accepted (``NaN``, ``Infinity`` and ``1e400``
+are refused naming their key); no answer holds a number that is not finite.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from agents import AgentSpecError
 from arena.replay import MatchRecord, ReplayError, printable
@@ -45,6 +52,8 @@ RULE_KEYS = (
 )  # docs/rules.md section 9: what a table may set (episode keys stay the match's)
 MAX_SEED = 2**62
 MAX_MOVE_BYTES = 1000  # a move is {"action": "bid 7"}
+MAX_MATCH_BYTES = 10_000  # a new match names a seat, a few agents, ten rule keys and a seed
+REPLAY_BUILDERS = 1  # replays built at once (a second of CPU each, the GIL held): more uploads wait their turn
 MAX_TABLE_TARGET = 500  # a browser match to more points than this is not a session anybody finishes
 
 
@@ -81,6 +90,7 @@ def create_app(
     matches: SessionStore[MatchSession] = SessionStore("match", max_sessions, idle_seconds)
     replays: SessionStore[ReplaySession] = SessionStore("replay", max_sessions, idle_seconds)
     scans = threading.Semaphore(1)  # one scan at a time: each keeps the search busy for seconds
+    builders = anyio.CapacityLimiter(REPLAY_BUILDERS)
     app.state.matches, app.state.replays, app.state.roster = matches, replays, roster
 
     app.add_middleware(ServerTiming)
@@ -106,9 +116,11 @@ def create_app(
         return json_answer({"agents": roster.public(), "rules": rule_options(), "limits": limits})
 
     @app.post("/api/matches", status_code=201)
-    def new_match(body: dict[str, Any] | None = None) -> Response:
-        session = _match_from_request(body if body is not None else {}, roster)
-        matches.add(session)
+    async def new_match(request: Request) -> Response:
+        with matches.place() as keep:  # a full table refuses before any agent is built
+            body = _parsed(await _read_body(request, MAX_MATCH_BYTES, "new match"), "new match", empty={})
+            session = await run_in_threadpool(_match_from_request, {} if body is None else body, roster)
+            keep(session)
         return json_answer(session.to_json(), 201)
 
     @app.get("/api/matches/{match_id}")
@@ -119,7 +131,7 @@ def create_app(
 
     @app.post("/api/matches/{match_id}/move")
     async def move(match_id: str, request: Request, since: int = 0) -> Response:
-        body = await _read_json(request, MAX_MOVE_BYTES, "move")
+        body = _parsed(await _read_body(request, MAX_MOVE_BYTES, "move"), "move")
         if not isinstance(body, dict) or set(body) != {"action"}:
             raise TableError(422, 'a move is {"action": "bid 7"} (one key, action)')
         return await _locked(matches.get(match_id), lambda s: s.move(body["action"]), since)
@@ -158,18 +170,16 @@ def create_app(
                     "analysed (the others' read cards you cannot see)",
                 )
         name = _policy_name(policy, roster, record.pedro_config.num_players)
-        return json_answer(analyse(analyst, record, decision, name, search, record.players))
+        return json_answer(_analysis(analyst, record, decision, name, search, record.players))
 
     @app.post("/api/replays", status_code=201)
     async def open_replay(request: Request) -> Response:
-        document = await _read_json(request, max_upload_bytes)
-        session = ReplaySession(_record_from(document, max_record_actions))
-        try:
-            answer = session.to_json()  # replays it: a record that does not replay is refused here
-        except ReplayError as error:
-            raise TableError(422, f"the record does not replay: {printable(str(error))[:200]}") from None
-        replays.add(session)
-        return json_answer(answer, 201)
+        with replays.place() as keep:  # a full store refuses before the body is read
+            body = await _read_body(request, max_upload_bytes)
+            # parsing, checking and replaying take up to a second: in a thread, a few at a time, off the event loop
+            session, answer = await anyio.to_thread.run_sync(_replay_from, body, max_record_actions, limiter=builders)
+            keep(session)
+        return Response(answer, status_code=201, media_type="application/json")
 
     @app.get("/api/replays/{replay_id}/analysis")
     def replay_analysis(replay_id: str, decision: int, search: bool = False, policy: str | None = None) -> Response:
@@ -177,11 +187,11 @@ def create_app(
         _check_decision(decision, len(session.record.actions) - 1)
         policy = _policy_name(policy, roster, session.record.pedro_config.num_players)
         if search and session.scan is not None and decision in session.scan["values"]:
-            answer = analyse(analyst, session.record, decision, policy, False, [])
+            answer = _analysis(analyst, session.record, decision, policy, False, [])
             answer["search"] = session.scan["values"][decision]
             return json_answer(answer)
         players = session.record.players
-        return json_answer(analyse(analyst, session.record, decision, policy, search, players))
+        return json_answer(_analysis(analyst, session.record, decision, policy, search, players))
 
     @app.post("/api/replays/{replay_id}/scan")
     def replay_scan(replay_id: str) -> Response:
@@ -201,8 +211,16 @@ def create_app(
 
 def json_answer(document: Any, status: int = 200) -> Response:
     """``document`` (plain JSON types) as a JSON answer, written by ``json.dumps`` (FastAPI's own encoder walks every
-    value first, which cost ~2 ms a move on a long match)."""
-    return Response(json.dumps(document, separators=(",", ":")), status_code=status, media_type="application/json")
+    value first, which cost ~2 ms a move on a long match); TableError 500 rather than an answer holding ``NaN``."""
+    return Response(json_bytes(document), status_code=status, media_type="application/json")
+
+
+def json_bytes(document: Any) -> bytes:
+    """``document`` as compact JSON; TableError 500 if it holds a number that is not finite (which is not JSON)."""
+    try:
+        return json.dumps(document, separators=(",", ":"), allow_nan=False).encode()
+    except ValueError:
+        raise TableError(500, "the answer holds a number that is not finite (NaN or Infinity): not sent") from None
 
 
 class ServerTiming:
@@ -256,31 +274,91 @@ def _policy_name(policy: str | None, roster: Roster, num_players: int) -> str | 
     return policy
 
 
-async def _read_json(request: Request, limit: int, what: str = "upload") -> Any:
-    """The request body parsed as JSON, refused (413) past ``limit`` bytes before it is all read."""
+def _analysis(
+    analyst: Analyst, record: MatchRecord, decision: int, policy: str | None, search: bool, players: list[str]
+) -> dict[str, Any]:
+    """:func:`table.analysis.analyse`, a policy that cannot be built (a ``--models`` file that no longer loads, or
+    rules it cannot read) refused with one line naming it (422)."""
+    try:
+        return analyse(analyst, record, decision, policy, search, players)
+    except (UnknownAgentError, AgentSpecError) as error:
+        raise TableError(422, printable(str(error))[:300]) from None
+
+
+async def _read_body(request: Request, limit: int, what: str = "upload") -> bytes:
+    """The request body, refused (413) past ``limit`` bytes before it is all read."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise TableError(413, f"the {what} is {int(declared)} bytes; the limit is {limit}")
     body = bytearray()
-    async for chunk in request.stream():
-        body.extend(chunk)
-        if len(body) > limit:
-            raise TableError(413, f"the {what} is over the limit of {limit} bytes")
     try:
-        return json.loads(body)
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > limit:
+                raise TableError(413, f"the {what} is over the limit of {limit} bytes")
+    except ClientDisconnect:  # the client went, or the server closed a body that came too slowly (table/cli.py)
+        raise TableError(408, f"the {what} ended before its body was sent") from None
+    return bytes(body)
+
+
+def _parsed(body: bytes, what: str = "upload", empty: Any = None) -> Any:
+    """``body`` parsed as JSON (``empty`` for an empty body, where given); TableError 422 if it is not JSON or holds
+    a number that is not finite, naming where."""
+    if empty is not None and not body.strip():
+        return empty
+    try:
+        document = json.loads(body)
     except (ValueError, RecursionError) as error:
         kind = "a JSON replay record" if what == "upload" else "JSON"
         raise TableError(422, f"the {what} is not {kind}: {printable(str(error))[:120]}") from None
+    where = first_non_finite(document)
+    if where is not None:
+        raise TableError(
+            422, f"{where}: not a finite number (NaN, Infinity or past a float's range); the table takes finite ones"
+        )
+    return document
+
+
+def first_non_finite(document: Any) -> str | None:
+    """Where ``document``'s first number that is not finite sits (``seat``, ``thoughts[3].top[0][1]``, ``the body``
+    for a bare one); None when every number is finite. JSON's parser reads ``NaN``, ``Infinity`` and ``1e400`` as
+    such floats; a stack, not recursion, walks the nesting the parser allowed."""
+    stack: list[tuple[str, Any]] = [("", document)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where[-120:] or "the body"  # the innermost keys, where a nesting is deep
+        if isinstance(value, dict):
+            keys = [printable(str(key))[:40] for key in value]
+            stack.extend(
+                reversed([(f"{where}.{key}" if where else key, item) for key, item in zip(keys, value.values())])
+            )
+        elif isinstance(value, list):
+            stack.extend(reversed([(f"{where}[{index}]", item) for index, item in enumerate(value)]))
+    return None
+
+
+def _replay_from(body: bytes, max_actions: int) -> tuple[ReplaySession, bytes]:
+    """A replay session of the uploaded record ``body`` and its answer (docs/table.md's ``Replay``, JSON); TableError
+    for a body that is not a record this table opens or a record that does not replay. Runs in a worker thread."""
+    session = ReplaySession(_record_from(_parsed(body), max_actions))
+    try:
+        answer = session.to_json()  # replays it: a record that does not replay is refused here
+    except ReplayError as error:
+        raise TableError(422, f"the record does not replay: {printable(str(error))[:200]}") from None
+    return session, json_bytes(answer)
 
 
 def _record_from(document: Any, max_actions: int) -> MatchRecord:
+    """The record ``document``, its actions counted before anything in it is read; TableError if it is too long or
+    not a record."""
+    actions = document.get("actions") if isinstance(document, dict) else None
+    if isinstance(actions, list) and len(actions) > max_actions:
+        raise TableError(413, f"the record holds {len(actions)} actions; the table opens up to {max_actions}")
     try:
-        record = MatchRecord.from_dict(document)
+        return MatchRecord.from_dict(document)
     except (ReplayError, TypeError) as error:
         raise TableError(422, f"not a record this table opens: {printable(str(error))[:200]}") from None
-    if len(record.actions) > max_actions:
-        raise TableError(413, f"the record holds {len(record.actions)} actions; the table opens up to {max_actions}")
-    return record
 
 
 def _match_from_request(body: Any, roster: Roster) -> MatchSession:

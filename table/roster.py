@@ -1,7 +1,8 @@
 """The agents a table offers: every shipped spec, ``pretrained``, and the checkpoints under ``--models DIR``.
 
 A client names an agent by its roster name only (``rule:heuristic``, ``models:run1/latest.pt``); the
-server maps the name to a spec it built itself, so no path a client sends is ever opened. Search
+server maps the name to a spec it built itself, so no path a client sends is ever opened, and an
+error names the roster entry, never the server's path to its file. Search
 agents keep caches between calls, so each match gets its own; the others are shared
 (:func:`arena.match.build_agent`).
 
@@ -15,11 +16,12 @@ checkpoint the ``num_players`` it recorded (read once, the tensors mapped and no
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agents import PPO_POLICY_PATH, REGISTRY, Agent, AgentSpecError, make_agent, pretrained_path
+from agents import PPO_POLICY_PATH, PRETRAINED_PATHS, REGISTRY, Agent, AgentSpecError, make_agent, pretrained_path
 from arena.match import build_agent
 from pedro_env.config import PedroConfig
 
@@ -35,6 +37,8 @@ ABOUT = {
     "pretrained": "the shipped self-play PPO policy",
 }
 NEEDS_POLICY = ("search:policy",)  # offered only where a shipped policy loads (torch installed)
+SHIPPED_FILES = (*PRETRAINED_PATHS.values(), PPO_POLICY_PATH)
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:~])/[^\s'\",;()]+")  # what is left of a server path once the known ones are named
 
 
 class UnknownAgentError(ValueError):
@@ -65,15 +69,15 @@ class RosterEntry:
 
 
 def find_models(models_dir: str | Path) -> list[tuple[str, Path]]:
-    """``(models:RELATIVE, path)`` of every ``*.pt`` under ``models_dir`` (links not followed), sorted, at most
-    :data:`MAX_MODELS`."""
+    """``(models:RELATIVE, path)`` of every ``*.pt`` under ``models_dir``, sorted, at most :data:`MAX_MODELS`.
+    Links are not followed, to folders or to files: a link could lead out of the folder the server was given."""
     root = Path(models_dir).resolve()
     found = []
-    for folder, subfolders, files in os.walk(root):
+    for folder, subfolders, files in os.walk(root):  # os.walk descends into no linked folder
         subfolders.sort()
         for name in sorted(files):
-            if name.endswith(".pt"):
-                path = Path(folder) / name
+            path = Path(folder) / name
+            if name.endswith(".pt") and not path.is_symlink():
                 found.append((f"models:{path.relative_to(root).as_posix()}", path))
                 if len(found) >= MAX_MODELS:
                     return found
@@ -120,8 +124,7 @@ class Roster:
         try:
             agent = make_agent(entry.spec, config) if entry.kind == "search" else build_agent(entry.spec, config)
         except AgentSpecError as error:
-            message = str(error).replace(entry.spec.removeprefix("ckpt:"), entry.name)
-            raise AgentSpecError(f"agent {entry.name} cannot play: {message}") from None
+            raise AgentSpecError(f"agent {entry.name} cannot play: {without_paths(str(error), entry)}") from None
         agent.name = entry.name  # thoughts and records name the roster entry, never a server path
         return agent
 
@@ -136,6 +139,14 @@ class Roster:
             for entry in self.entries.values()
             if entry.kind == "policy" and (num_players is None or num_players in entry.players)
         ]
+
+
+def without_paths(message: str, entry: RosterEntry) -> str:
+    """``message`` with the server's paths to ``entry``'s files written as its roster name (a checkpoint's, the
+    shipped policies'), and any other absolute path as ``<server file>``: errors name what the client named."""
+    for path in sorted({entry.spec.removeprefix("ckpt:"), *map(str, SHIPPED_FILES)}, key=len, reverse=True):
+        message = message.replace(path, entry.name)
+    return ABSOLUTE_PATH.sub("<server file>", message)
 
 
 def shipped_policy_sizes(entry: RosterEntry) -> RosterEntry:
@@ -162,7 +173,7 @@ def checkpoint_entry(name: str, path: Path, folder: str) -> RosterEntry:
     try:
         trained = trained_num_players(load_checkpoint(path, mmap=True))
     except CheckpointError as error:
-        return replace(entry, players=(), unfit=str(error).replace(str(path), name))
+        return replace(entry, players=(), unfit=without_paths(str(error), entry))
     return replace(entry, players=(trained,), unfit=f"it was trained for {trained} players")
 
 

@@ -4,18 +4,20 @@ A :class:`MatchSession` is one match: an AEC env (the engine), who sits where, t
 with what a policy thought at each, and the deal summaries. Every change goes through one method
 that checks it first and raises :class:`TableError` (an HTTP status and a one-line message) leaving
 the match as it was. A :class:`SessionStore` holds at most ``cap`` sessions of a kind and drops
-those idle for ``idle_seconds``; each session has a lock, so two requests never change one match at
-once (the second is told the match is busy), while other sessions go on.
+those idle for ``idle_seconds``; a request takes its place (:meth:`SessionStore.place`) before it
+builds anything, so a full store refuses at once. Each session has a lock, so two requests never
+change one match at once (the second is told the match is busy), while other sessions go on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -23,10 +25,18 @@ import numpy as np
 
 from agents import Agent
 from arena.play import agent_thoughts
-from arena.replay import MatchRecord, checked_result, match_result, record_from_env, replay_steps
+from arena.replay import (
+    MatchRecord,
+    ReplayError,
+    checked_result,
+    match_result,
+    printable,
+    record_from_env,
+    replay_steps,
+)
 from pedro_env.actions import action_to_str, str_to_action
 from pedro_env.aec import raw_env
-from pedro_env.config import PedroConfig
+from pedro_env.config import PedroConfig, short_repr
 from table.views import deal_summary, decision_entry, is_over, table_view
 
 
@@ -161,8 +171,11 @@ class ReplaySession:
     scan: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """docs/table.md's ``Replay``: every frame with all hands open, the decisions, where each deal starts."""
+        """docs/table.md's ``Replay``: every frame with all hands open, the decisions, where each deal starts, and
+        the deal summaries once (``deals``; a frame's ``deals_done`` says how many of them precede it, so the answer
+        grows with the actions, not with actions times deals). ReplayError for a record that does not replay."""
         record = self.record
+        actions = parsed_actions(record)
         frames, decisions, deal_starts, deals = [], [], [], []
         previous_deal = 0
         pending: dict[str, Any] = {}  # the decision about to be taken, read before its action
@@ -174,9 +187,12 @@ class ReplaySession:
                 deal = env.infos[env.possible_agents[0]].get("deal")
                 if deal is not None:
                     deals.append(deal_summary(len(deals) + 1, deal))
-            frames.append(table_view(env, None, deals))
-            if len(decisions) < len(record.actions):
-                pending = decision_entry(env, len(decisions), str_to_action(record.actions[len(decisions)]))
+            frame = table_view(env, None, [])
+            del frame["deals"]
+            frame["deals_done"] = len(deals)
+            frames.append(frame)
+            if len(decisions) < len(actions):
+                pending = decision_entry(env, len(decisions), actions[len(decisions)])
                 if pending["deal"] != previous_deal:
                     deal_starts.append(len(decisions))
                     previous_deal = pending["deal"]
@@ -189,9 +205,22 @@ class ReplaySession:
             "frames": frames,
             "decisions": decisions,
             "deal_starts": deal_starts,
+            "deals": deals,
             "result": record.result or match_result(env),
             "pair_key": pair_key(record),
         }
+
+
+def parsed_actions(record: MatchRecord) -> list[int]:
+    """The record's actions as action numbers; ReplayError naming the first that is no action (``play ZZ``)."""
+    actions = []
+    for number, text in enumerate(record.actions):
+        try:
+            actions.append(str_to_action(text))
+        except ValueError as error:
+            shown = printable(short_repr(text))
+            raise ReplayError(f"action {number + 1} ({shown}) does not replay: {printable(str(error))}") from None
+    return actions
 
 
 def pair_key(record: MatchRecord) -> str:
@@ -210,23 +239,44 @@ class SessionStore(Generic[Session]):
         self.kind, self.cap, self.idle_seconds, self.clock = kind, int(cap), float(idle_seconds), clock
         self.plural = kind + ("es" if kind.endswith("ch") else "s")
         self._sessions: dict[str, Any] = {}
+        self._placed = 0  # places taken by requests still building their session
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def add(self, session: Any) -> None:
-        """Keep ``session``; TableError 503 when the store is full of sessions still in use."""
+    def add(self, session: Any, placed: bool = False) -> None:
+        """Keep ``session``; TableError 503 when the store is full of sessions still in use (not checked again when
+        ``placed``: the place was taken by :meth:`place`)."""
         with self._lock:
             self._drop_idle()
-            if len(self._sessions) >= self.cap:
-                raise TableError(
-                    503,
-                    f"the table holds {self.cap} {self.plural} already (its cap); one is dropped after "
-                    f"{self.idle_seconds:.0f} s unused, try again then",
-                )
+            if not placed:
+                self._refuse_when_full()
             session.last_used = self.clock()
             self._sessions[session.id] = session
+
+    @contextlib.contextmanager
+    def place(self) -> Iterator[Callable[[Any], None]]:
+        """Take a place for a session about to be built, refusing (TableError 503) at once when the store is full,
+        so a refused request costs no work; yields the function that keeps the built session there. The place is
+        given back when the block ends, kept or not."""
+        with self._lock:
+            self._drop_idle()
+            self._refuse_when_full()
+            self._placed += 1
+        try:
+            yield lambda session: self.add(session, placed=True)
+        finally:
+            with self._lock:
+                self._placed -= 1
+
+    def _refuse_when_full(self) -> None:
+        if len(self._sessions) + self._placed >= self.cap:
+            raise TableError(
+                503,
+                f"the table holds {self.cap} {self.plural} already (its cap); one is dropped after "
+                f"{self.idle_seconds:.0f} s unused, try again then",
+            )
 
     def get(self, session_id: str) -> Any:
         """The session ``session_id`` (marked as used); TableError 404 if unknown or expired."""

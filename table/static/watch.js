@@ -1,10 +1,11 @@
 // Watch mode (#viewer): step through saved matches, one table or the two halves of a duplicate pair.
 //
 // A Replay (docs/table.md) holds frames[k], the table before decision k (frames.length = decisions.length + 1:
-// the last frame is the end), and deal_starts, the frame of each deal's first decision. The viewer keeps one
-// frame index for the shown replay (the left one of a pair); the right half of a pair follows it deal by deal,
-// at the same offset into the deal, clamped to that deal's frames. Shown numbers are 1-based ("decision 57 of
-// 210", "trick 3"); indices sent to the server are 0-based.
+// the last frame is the end), deal_starts, the frame of each deal's first decision, and the deal summaries once
+// (deals: frame k follows the first frames[k].deals_done of them). The viewer keeps one frame index for the shown
+// replay (the left one of a pair); the right half of a pair follows it deal by deal, at the same offset into the
+// deal, clamped to that deal's frames. Shown numbers are 1-based ("decision 57 of 210", "trick 3"); indices sent
+// to the server are 0-based.
 
 import { clearError, requestJson, showError } from "./api.js";
 import { actionNodes } from "./cards.js";
@@ -234,7 +235,7 @@ export function createWatch({ analysis }) {
     byId("frame-label").replaceChildren(frameLabel(left, frame));
     scrubber.value = String(frame);
     if (left.deal_starts.length) jumpDeal.value = String(dealIndexOf(left, frame));
-    renderDealHistory(byId("viewer-deal-history"), view.deals);
+    renderDealHistory(byId("viewer-deal-history"), left.deals.slice(0, view.deals_done));
     for (const item of mistakes.querySelectorAll("li")) item.classList.toggle("active", Number(item.dataset.decision) === frame);
     for (const mark of marksStrip.querySelectorAll(".mark")) mark.classList.toggle("active", Number(mark.dataset.decision) === frame);
     scheduleAnalysis();
