@@ -16,7 +16,6 @@ numpy arrays travel as ``{"dtype", "shape", "bytes"}`` with the bytes in a uint8
 
 from __future__ import annotations
 
-import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from pedro_env.cli import OutputPathError, atomic_output
 from pedro_env.config import PedroConfig
 
 CHECKPOINT_FORMAT = "pedro-rl/ppo-checkpoint"
@@ -59,22 +59,37 @@ def unpack_arrays(packed: dict[str, dict[str, Any]]) -> dict[str, np.ndarray]:
 def save_checkpoint(payload: dict[str, Any], path: str | Path) -> Path:
     """Write ``payload`` (format and version added) to ``path`` atomically: a temporary file, fsync, rename.
 
-    A crash mid-write leaves the previous checkpoint intact.
+    A crash, Ctrl-C or full disk mid-write leaves the previous file at ``path`` intact and no temporary file; a
+    failure to write raises :class:`pedro_env.cli.OutputPathError` naming ``path`` (torch's zip writer reports a
+    failed write as a RuntimeError; the OSError under it is what is raised).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **payload}
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        with open(temporary, "wb") as handle:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputPathError(f"cannot write {path}: {error.strerror or type(error).__name__}") from None
+    with atomic_output(path) as handle:
+        try:
             torch.save(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+        except RuntimeError as error:
+            failure = _os_error_under(error)
+            if failure is None:
+                raise
+            raise failure from None
     return path
+
+
+def _os_error_under(error: BaseException) -> OSError | None:
+    """The OSError (a full disk, a lost device) behind an exception of torch's zip writer, if one is."""
+    chain: list[BaseException] = []
+    link: BaseException | None = error
+    while link is not None and link not in chain:
+        if isinstance(link, OSError):
+            return link
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    return None
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path:

@@ -127,6 +127,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = make_train_config(**TINY, runs_dir=str(root), run_name="run")
     trainer = Trainer(config)
     trainer.decisions = config.total_decisions
+    trainer.updates = config.total_decisions // config.rollout_decisions  # the counters agree, as a run's do
     payload = trainer.state_dict()
     save_checkpoint(payload, root / "run" / "latest.pt")
     (root / "run" / "config.yaml").write_text("total_decisions: 1024\n")
@@ -136,7 +137,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     save_checkpoint(edited, root / "edited" / "latest.pt")
     gutted = load_checkpoint(root / "run")
     gutted["model"] = {"nothing": torch.zeros(1)}
-    gutted["counters"]["decisions"] = 0
+    gutted["counters"]["decisions"] = gutted["counters"]["updates"] = 0
     save_checkpoint(gutted, root / "gutted" / "latest.pt")
     (root / "file").write_text("not a directory, not JSON\n")
     write_policy_checkpoint(root / "three.pt", make_config(num_players=3, scoring="simple"))

@@ -359,7 +359,7 @@ def test_ctrl_c_stops_every_rank_at_one_checkpoint_and_a_dead_rank_ends_the_job(
     _wait_for_checkpoint(checkpoint, process)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
-    assert "stopped at" in out and "--nproc 2" in out, err
+    assert "stopped at" in err and "--nproc 2" in err, err
     stopped = load_checkpoint(checkpoint)
     assert 0 < stopped["counters"]["decisions"] < 4_000_000 and stopped["world_size"] == 2
     assert stopped["counters"]["decisions"] % (2 * 64 * 64) == 0  # a whole number of the job's updates

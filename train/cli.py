@@ -11,9 +11,11 @@ A run directory (``runs/<name>/``) holds::
 
 Ctrl-C stops at the next update boundary and writes the checkpoint; ``pedro-train --resume runs/<name>``
 continues exactly where it stopped (a second Ctrl-C interrupts at once, losing the steps since the
-last checkpoint). A run that died before its first checkpoint starts again from decision 0 only with
-``--resume runs/<name> --from-start``. Mistakes end in one line on stderr and status 2; a failure to
-write mid-run (a full disk) in one line naming the last checkpoint, status 1.
+last checkpoint; one in the final evaluation leaves it to the resume). A run that died before its first
+checkpoint starts again from decision 0 only with ``--resume runs/<name> --from-start``. Mistakes end in
+one line on stderr and status 2 (a checkpoint edited or damaged, an ``--export`` over a run's checkpoint
+included); a failure to write mid-run (a full disk) in one line naming the file and the last checkpoint,
+which is intact, status 1; Ctrl-C in one line saying what was kept, status 130.
 
 Several processes: ``torchrun --nproc_per_node N -m train.cli CONFIG`` (any torchrun rendezvous,
 multi-node included), or ``pedro-train CONFIG --nproc N`` for N ranks on this machine; rank 0 checks
@@ -23,6 +25,7 @@ the config and the run directory, the others take what it decided (train/distrib
 from __future__ import annotations
 
 import argparse
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -30,8 +33,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agents.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
-from pedro_env.cli import OneLineErrorParser, quiet_on_broken_pipe
+from agents.checkpoint import LATEST_NAME, CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
+from pedro_env.cli import (
+    INTERRUPTED_STATUS,
+    OneLineErrorParser,
+    OutputPathError,
+    check_output_file,
+    one_line_on_interrupt,
+    positive_seconds,
+    quiet_on_broken_pipe,
+    same_file,
+)
 from train.config import (
     TrainConfig,
     TrainConfigError,
@@ -42,8 +54,10 @@ from train.config import (
 )
 from train.distributed import (
     DEFAULT_TIMEOUT_S,
+    MAX_TIMEOUT_S,
     Ranks,
     RanksError,
+    interrupt_ranks,
     launch_command,
     launch_environment,
     ranks_from_environment,
@@ -86,6 +100,14 @@ EXAMPLES = """examples:
 """
 
 
+def timeout_seconds(text: str) -> float:
+    """An argparse ``type`` for ``--dist-timeout``: a finite number of seconds > 0 and at most ``MAX_TIMEOUT_S``."""
+    value = positive_seconds(text)
+    if value > MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_TIMEOUT_S:.0f} seconds (a week), got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrorParser(
         prog="pedro-train",
@@ -114,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--dist-timeout",
-        type=float,
+        type=timeout_seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help=f"several ranks: seconds a rank waits for the others before it fails (default {DEFAULT_TIMEOUT_S:.0f})",
@@ -129,13 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 @quiet_on_broken_pipe
+@one_line_on_interrupt("pedro-train")
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
         ranks = ranks_from_environment()
-        if args.dist_timeout <= 0:
-            raise RanksError(f"--dist-timeout must be a number of seconds > 0, got {args.dist_timeout}")
         if args.nproc is not None and args.nproc < 1:
             raise RanksError(f"--nproc must be an int >= 1, got {args.nproc}")
     except RanksError as error:
@@ -158,23 +179,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{key:22s} {default:38s} {meaning} Values: {allowed}.")
         return 0
     if args.export:
-        source, destination = args.export
-        try:
-            path = export_policy(source, destination)
-        except (CheckpointError, OSError) as error:
-            print(f"pedro-train: error: {error}", file=sys.stderr)
-            return 2
-        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): the policy of {source}; play it with ckpt:{path}")
-        return 0
+        return _export(*args.export)
     try:
         run_dir, config, payload = prepare_run(args)
     except (TrainConfigError, CheckpointError, ValueError) as error:
         print(f"pedro-train: error: {error}", file=sys.stderr)
         return 2
-    from train.run import run_training
+    from train.run import TrainingInterrupted, run_training
 
     try:
         run_training(config, run_dir, payload, progress=not args.no_progress, from_start=args.from_start)
+    except TrainingInterrupted as stop:  # the checkpoint is written: the line says where and how to go on
+        print(f"pedro-train: {stop}", file=sys.stderr)
+        return INTERRUPTED_STATUS
+    except KeyboardInterrupt:  # a second Ctrl-C, or one outside the loop: what the last checkpoint kept
+        print(f"pedro-train: interrupted; {_last_checkpoint(run_dir)}", file=sys.stderr)
+        return INTERRUPTED_STATUS
+    except OutputPathError as error:  # a checkpoint or table could not be written (a full disk): it is as it was
+        print(f"pedro-train: error: {error}; {_last_checkpoint(run_dir)}", file=sys.stderr)
+        return 1
     except (TrainConfigError, CheckpointError, ValueError) as error:
         print(f"pedro-train: error: {error}", file=sys.stderr)
         return 2
@@ -184,14 +207,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _export(source: str, destination: str) -> int:
+    """``pedro-train --export CHECKPOINT OUT``: a mistake is one line and status 2, a failure to write status 1."""
+    try:
+        check_export_output(source, destination)
+    except OutputPathError as error:
+        print(f"pedro-train: error: {error}", file=sys.stderr)
+        return 2
+    try:
+        path = export_policy(source, destination)
+    except CheckpointError as error:
+        print(f"pedro-train: error: {error}", file=sys.stderr)
+        return 2
+    except OutputPathError as error:
+        print(f"pedro-train: error: {error}; {destination} is as it was", file=sys.stderr)
+        return 1
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): the policy of {source}; play it with ckpt:{path}")
+    return 0
+
+
 def _launch(nproc: int, argv: list[str]) -> int:
-    """``pedro-train ... --nproc N``: the same command as N ranks under torchrun on this machine."""
-    process = subprocess.Popen(launch_command(nproc, "train.cli", argv), env=launch_environment())
-    while True:
-        try:
-            return process.wait()
-        except KeyboardInterrupt:  # torchrun and its ranks got the Ctrl-C too: they stop at a checkpoint
-            continue
+    """``pedro-train ... --nproc N``: the same command as N ranks under torchrun on this machine.
+
+    torchrun runs in a session of its own, so a Ctrl-C at the terminal reaches this process alone, which passes
+    it on to the ranks: they stop together at an update boundary and checkpoint, rank 0 says so in one line, and
+    the command ends with status 130 (torchrun, signalled itself, would add its traceback). A hangup or SIGTERM
+    goes to torchrun, which stops the ranks its way."""
+    process = subprocess.Popen(
+        launch_command(nproc, "train.cli", argv), env=launch_environment(), start_new_session=True
+    )
+    forwarded = {}
+    for number in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if number is not None:
+            forwarded[number] = signal.signal(number, lambda received, frame: process.send_signal(received))
+    interrupted = False
+    try:
+        while True:
+            try:
+                status = process.wait()
+                break
+            except KeyboardInterrupt:
+                interrupted = True
+                interrupt_ranks(process.pid)
+    finally:
+        for number, previous in forwarded.items():
+            signal.signal(number, previous)
+    return INTERRUPTED_STATUS if interrupted and status == 0 else status
 
 
 def _without_nproc(argv: list[str]) -> list[str]:
@@ -233,7 +294,7 @@ def _main_ranks(args: argparse.Namespace, ranks: Ranks) -> int:
             return 2
         _, run_dir_name, config_values, payload = decided
         config = make_train_config(**config_values)
-        from train.run import run_training
+        from train.run import TrainingInterrupted, run_training
 
         try:
             run_training(
@@ -245,6 +306,18 @@ def _main_ranks(args: argparse.Namespace, ranks: Ranks) -> int:
                 ranks=ranks,
                 exchange=exchange,
             )
+        except TrainingInterrupted as stop:  # every rank stopped at one checkpoint: a clean end for torchrun
+            if ranks.main:
+                print(f"pedro-train: {stop}", file=sys.stderr)
+            return 0
+        except KeyboardInterrupt:
+            if ranks.main:
+                print(f"pedro-train: interrupted; {_last_checkpoint(Path(run_dir_name))}", file=sys.stderr)
+            return INTERRUPTED_STATUS
+        except OutputPathError as error:
+            if ranks.main:
+                say(f"{error}; {_last_checkpoint(Path(run_dir_name))}")
+            return 1
         except (TrainConfigError, CheckpointError, ValueError) as error:
             say(str(error))
             return 2
@@ -284,13 +357,21 @@ def _write_failure(error: OSError, run_dir: Path) -> str:
 
 
 def _last_checkpoint(run_dir: Path) -> str:
-    """Where the run can continue from, for an error that ended it."""
+    """Where the run can continue from, for an error or Ctrl-C that ended it."""
+    if not latest_checkpoint(run_dir).exists() and not (run_dir / "config.yaml").is_file():
+        return "the run had not started: nothing was written"
     try:
-        payload = load_checkpoint(run_dir)
+        payload = load_checkpoint(run_dir, mmap=True)
     except CheckpointError:
         return f"no checkpoint was written; start again with --resume {run_dir} --from-start"
-    decisions = int(payload.get("counters", {}).get("decisions", 0))
-    return f"the last checkpoint ({decisions:,} decisions) is intact: continue with --resume {run_dir}"
+    return f"the last checkpoint ({_decisions(payload):,} decisions) is intact: continue with --resume {run_dir}"
+
+
+def _decisions(payload: dict[str, Any]) -> int:
+    """A checkpoint's decision count, as recorded (0 where it records none it can say)."""
+    counters = payload.get("counters")
+    decisions = counters.get("decisions") if isinstance(counters, dict) else None
+    return decisions if isinstance(decisions, int) and not isinstance(decisions, bool) else 0
 
 
 def prepare_run(
@@ -357,7 +438,12 @@ def _prepare_resume(
     payload = load_checkpoint(path)
     config = make_train_config(_saved_config(payload, path), **_resume_overrides(settings))
     check_job(config, payload, ranks)
-    decisions = int(payload.get("counters", {}).get("decisions", 0))
+    from train.trainer_state import checked_counters
+
+    try:
+        decisions = checked_counters(payload, config)["decisions"]
+    except ValueError as error:
+        raise CheckpointError(f"checkpoint {path} was edited or is damaged: {error}") from None
     finished = not config.final_eval_pairs or (run_dir / "eval.json").is_file()
     if decisions >= config.total_decisions and finished:
         table = f", its evaluation in {run_dir / 'eval.txt'}" if config.final_eval_pairs else ""
@@ -379,15 +465,45 @@ def _saved_config(payload: dict[str, Any], path: Path) -> TrainConfig:
         raise CheckpointError(f"checkpoint {path} has a config that no longer checks: {error}") from None
 
 
+def check_export_output(source: str | Path, destination: str | Path) -> None:
+    """Raise OutputPathError where ``--export SOURCE DESTINATION`` would destroy a run: DESTINATION is SOURCE's
+    own checkpoint, or a training checkpoint (one that holds an optimizer, or a run directory's latest.pt)."""
+    output = Path(destination)
+    source_file = latest_checkpoint(source) if Path(source).is_dir() else Path(source)
+    if same_file(source_file, output):
+        raise OutputPathError(
+            f"--export would write over its own checkpoint {destination}: give another OUT, e.g. policy.pt"
+        )
+    if output.name == LATEST_NAME and (output.parent / "config.yaml").is_file():
+        raise OutputPathError(
+            f"{destination} is the checkpoint of run {output.parent}: --export would end that run; give another OUT"
+        )
+    if output.is_file():
+        try:
+            held = load_checkpoint(output, mmap=True)
+        except CheckpointError:
+            held = {}  # not a checkpoint: an output like any other
+        if "optimizer" in held:
+            raise OutputPathError(
+                f"{destination} is a training checkpoint (it holds the optimizer a run resumes with): --export "
+                "would end that run; give another OUT"
+            )
+    check_output_file(destination, "--export output")
+
+
 def export_policy(source: str | Path, destination: str | Path) -> Path:
     """The policy of checkpoint ``source`` alone (rules, training config, network, weights, observation layout,
-    and where it came from) written to ``destination``: a small file ``ckpt:`` (and ``pretrained``) can load."""
-    from agents.policy import observation_layout
-    from pedro_env.config import make_config
+    and where it came from) written to ``destination``: a small file ``ckpt:`` (and ``pretrained``) can load.
 
+    OutputPathError (naming ``destination``) where it would destroy a run (:func:`check_export_output`) or cannot
+    be written; a file already there is then left as it was."""
+    from agents.policy import observation_layout
+
+    check_export_output(source, destination)
     payload = load_checkpoint(source)
-    layout = payload.get("observation_layout") or observation_layout(make_config(**payload["config"].get("env", {})))
-    counters = payload.get("counters", {})
+    layout = payload.get("observation_layout") or observation_layout(_saved_config(payload, Path(source)).pedro_config)
+    counters = payload.get("counters") if isinstance(payload.get("counters"), dict) else {}
+    elapsed = counters.get("elapsed_s", 0.0)
     policy = {
         "config": payload["config"],
         "network": payload["network"],
@@ -395,8 +511,8 @@ def export_policy(source: str | Path, destination: str | Path) -> Path:
         "observation_layout": layout,
         "exported": {
             "source": str(source),
-            "decisions": int(counters.get("decisions", 0)),
-            "training_s": float(counters.get("elapsed_s", 0.0)),
+            "decisions": _decisions(payload),
+            "training_s": float(elapsed) if isinstance(elapsed, (int, float)) else 0.0,
         },
     }
     return save_checkpoint(policy, destination)

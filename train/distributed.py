@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -138,6 +140,7 @@ class Exchange:
 
 
 DEFAULT_TIMEOUT_S = 1800.0  # how long a rank waits for the others in one collective before it fails
+MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: a rank that waits longer for the others has lost them
 
 
 def join(ranks: Ranks, timeout_s: float = DEFAULT_TIMEOUT_S) -> Exchange:
@@ -283,6 +286,24 @@ def launch_command(nproc: int, module: str, arguments: Sequence[str]) -> list[st
         module,
         *arguments,
     ]
+
+
+def interrupt_ranks(launcher_pid: int) -> None:
+    """Pass a Ctrl-C on to the ranks of a torchrun started by this process (SIGINT: they stop together at an
+    update boundary and checkpoint), past torchrun itself, which would print a traceback for it. torchrun
+    starts each rank in a session of its own; their pids come from /proc (Linux). Where none is found (another
+    system, or before they start) torchrun gets the signal and stops them its way."""
+    ranks = []
+    for children in Path(f"/proc/{launcher_pid}/task").glob("*/children"):
+        try:
+            ranks += [int(pid) for pid in children.read_text().split()]
+        except (OSError, ValueError):
+            continue
+    for pid in ranks or [launcher_pid]:
+        try:
+            os.kill(pid, signal.SIGINT)
+        except OSError:  # it ended meanwhile
+            continue
 
 
 def checkpoint_world_size_error(saved: int, now: int) -> str:

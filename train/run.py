@@ -25,6 +25,7 @@ from typing import Any
 
 from agents.checkpoint import CheckpointError, latest_checkpoint, save_checkpoint
 from arena.gauntlet import GauntletResult, is_search
+from pedro_env.cli import atomic_output
 from train.config import TrainConfig
 from train.distributed import SINGLE, Exchange, Ranks
 from train.rundir import RunLock, check_new_run_dir
@@ -32,6 +33,11 @@ from train.stats import tag_of
 from train.trainer import Trainer
 
 EVAL_REPORT_EVERY_S = 30.0  # without a progress bar, an evaluation reports its progress this often
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C ended a run with nothing lost: at an update boundary, its checkpoint written, or in its final
+    evaluation, after its last checkpoint. The message says what was kept and how to continue."""
 
 
 def config_markdown(config: TrainConfig) -> str:
@@ -51,8 +57,10 @@ def run_training(
 ) -> Trainer:
     """Train until ``total_decisions`` (or ``max_updates`` more updates, or Ctrl-C), then checkpoint.
 
-    The run owns ``run_dir`` meanwhile (:class:`train.rundir.RunLock`); a new run (no ``payload``) refuses a
-    directory holding another run's files unless ``from_start`` clears those of one that left no
+    Ctrl-C (and, with several ranks, SIGTERM) stops at the next update boundary, writes the checkpoint and
+    raises :class:`TrainingInterrupted`; so does Ctrl-C in the final evaluation (or in the last update, before
+    it). The run owns ``run_dir`` meanwhile (:class:`train.rundir.RunLock`); a new run (no ``payload``) refuses
+    a directory holding another run's files unless ``from_start`` clears those of one that left no
     checkpoint. The final evaluation table is written only when the run reaches ``total_decisions``.
     Several ranks (:mod:`train.distributed`) all call this; rank 0 alone owns and writes ``run_dir``.
     """
@@ -71,10 +79,12 @@ def run_training(
     with RunLock(run_dir) if ranks.main else contextlib.nullcontext():
         if payload is None and ranks.main:
             check_new_run_dir(Path(run_dir), from_start)
-        _train(trainer, Path(run_dir), payload is not None, progress, max_updates)
+        stopped = _train(trainer, Path(run_dir), payload is not None, progress, max_updates)
     # the ranks leave together: one that tears the process group down while rank 0 still writes its table
     # can abort in gloo's threads at exit (a rank that failed raised before this)
     trainer.exchange.barrier()
+    if stopped:
+        raise TrainingInterrupted(stopped)
     return trainer
 
 
@@ -85,9 +95,10 @@ class _NoWriter:
         return lambda *args, **kwargs: None
 
 
-def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_updates: int | None) -> None:
+def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_updates: int | None) -> str:
     """The run loop: update, log, evaluate and checkpoint on schedule until the decisions are done or a stop is
-    asked for. One function (about 60 lines) so that the order of these events reads in one place."""
+    asked for. One function (about 60 lines) so that the order of these events reads in one place. Returns what
+    a stop that was asked for kept ("" when none was)."""
     config, ranks = trainer.config, trainer.ranks
     writer: Any = _NoWriter()
     if ranks.main:
@@ -108,7 +119,7 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
         f"{config.total_decisions:,} decisions on {where}"
     )
 
-    updates_done = 0
+    updates_done, requested = 0, False
     with StopRequest(distributed=ranks.distributed) as stop:
         while trainer.decisions < config.total_decisions:
             update_start = time.perf_counter()
@@ -138,19 +149,32 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
         bar.close()
     writer.flush()
     path = _checkpoint(trainer, run_dir, keep=False)
+    resume = f"pedro-train --resume {run_dir}{f' --nproc {ranks.world_size}' if ranks.distributed else ''}"
     if trainer.decisions < config.total_decisions:
-        report(
-            f"stopped at {trainer.decisions:,} decisions; checkpoint {path}; continue with: "
-            f"pedro-train --resume {run_dir}{f' --nproc {ranks.world_size}' if ranks.distributed else ''}"
-        )
+        kept = f"stopped at {trainer.decisions:,} decisions; checkpoint {path}; continue with: {resume}"
         writer.close()
-        return
+        if requested:
+            return f"interrupted: {kept}"
+        report(kept)
+        return ""
     if config.final_eval_pairs:
-        result = _evaluate(trainer, writer, report, progress, final=True)
+        unevaluated = (
+            f"interrupted before the final evaluation; the checkpoint of {trainer.decisions:,} decisions is intact "
+            f"in {path}; evaluate it with: {resume}"
+        )
+        if requested:  # Ctrl-C in the last update: the evaluation is not started
+            writer.close()
+            return unevaluated
+        try:
+            result = _evaluate(trainer, writer, report, progress, final=True)
+        except KeyboardInterrupt:
+            writer.close()
+            return unevaluated
         if ranks.main:
             report(write_eval_table(result, run_dir, trainer.decisions))
     writer.close()
     report(f"done: {trainer.decisions:,} decisions in {trainer.elapsed_s:,.0f} s of training; checkpoint {path}")
+    return ""
 
 
 def _checkpoint(trainer: Trainer, run_dir: Path, keep: bool) -> Path:
@@ -276,7 +300,8 @@ def write_config(config: TrainConfig, run_dir: Path) -> Path:
     import yaml
 
     path = run_dir / "config.yaml"
-    path.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    with atomic_output(path, "w") as handle:
+        handle.write(yaml.safe_dump(config.to_dict(), sort_keys=False))
     return path
 
 
@@ -288,9 +313,11 @@ def write_eval_table(result: GauntletResult, run_dir: Path, decisions: int) -> s
 
     table = format_gauntlet(result)
     details = "\n\n".join(format_head_to_head(head, timing=False) for _, head in result.ordered())
-    (run_dir / "eval.txt").write_text(f"policy after {decisions:,} decisions\n\n{table}\n\n{details}\n")
+    with atomic_output(run_dir / "eval.txt", "w") as handle:
+        handle.write(f"policy after {decisions:,} decisions\n\n{table}\n\n{details}\n")
     document = {"decisions": decisions, "written": time.strftime("%Y-%m-%dT%H:%M:%S"), **result.to_dict()}
-    (run_dir / "eval.json").write_text(json.dumps(document, indent=2))
+    with atomic_output(run_dir / "eval.json", "w") as handle:  # last: a resume evaluates again until it is there
+        handle.write(json.dumps(document, indent=2))
     return table
 
 

@@ -1,16 +1,75 @@
-"""What a training checkpoint holds of the trainer, and how a resumed run takes it back (:class:`CheckpointState`)."""
+"""What a training checkpoint holds of the trainer, and how a resumed run takes it back (:class:`CheckpointState`).
+
+A resumed run checks what it takes back (:func:`checked_counters`, and the shapes and ranges of the league's and
+the games' arrays): a hand-edited or damaged checkpoint is refused with a ValueError naming the entry, before it
+could train on nonsense or fail mid-run.
+"""
 
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 
 from agents.checkpoint import pack_arrays, unpack_arrays
 from agents.policy import observation_layout
+from train.config import TrainConfig
 from train.distributed import checkpoint_world_size_error
-from train.stats import tag_of
+from train.stats import GameStats, tag_of
+
+
+def checked_counters(payload: dict[str, Any], config: TrainConfig) -> dict[str, Any]:
+    """A checkpoint's counters (:meth:`CheckpointState.state_dict`), or ValueError naming the first that cannot be.
+
+    The run stops only between updates, so ``decisions`` is always ``updates`` times the job's decisions per
+    update (``num_envs * rollout_steps * world_size``; none of these changes on resume).
+    """
+    counters = payload.get("counters")
+    if not isinstance(counters, dict):
+        raise ValueError(f"its 'counters' entry is not a mapping of counters: {type(counters).__name__}")
+
+    def whole(name: str, low: int) -> int:
+        value = counters.get(name)
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ValueError(f"counter {name!r} = {value!r} is not allowed: it takes an int >= {low}")
+        return int(value)
+
+    decisions, updates = whole("decisions", 0), whole("updates", 0)
+    world_size = payload.get("world_size", 1)
+    per_update = config.rollout_decisions * (world_size if isinstance(world_size, int) else 1)
+    if decisions != updates * per_update:
+        raise ValueError(
+            f"counter 'decisions' = {decisions:,} is not its {updates:,} updates of {per_update:,} decisions each"
+        )
+    elapsed = counters.get("elapsed_s")
+    if isinstance(elapsed, bool) or not isinstance(elapsed, numbers.Real) or not 0 <= elapsed < math.inf:
+        raise ValueError(f"counter 'elapsed_s' = {elapsed!r} is not allowed: it takes a finite number >= 0")
+    next_eval = whole("next_eval", -1)
+    if next_eval == 0:
+        raise ValueError("counter 'next_eval' = 0 is not allowed: it takes -1 (no evaluation) or an int >= 1")
+    return {
+        "decisions": decisions,
+        "updates": updates,
+        "elapsed_s": float(elapsed),
+        "next_league": whole("next_league", 1),
+        "next_eval": next_eval,
+        "next_checkpoint": whole("next_checkpoint", 1),
+    }
+
+
+def _fitting(name: str, saved: Any, target: np.ndarray, low: int | None = None, high: int | None = None) -> np.ndarray:
+    """``saved`` (a checkpoint's array for ``target``) when it has ``target``'s shape and, for indices, values in
+    ``[low, high)``; else ValueError naming it."""
+    array = np.asarray(saved)
+    if array.shape != target.shape:
+        raise ValueError(f"its {name!r} array has shape {array.shape}; this run's is {target.shape}")
+    if low is not None and high is not None and array.size and not (array.min() >= low and array.max() < high):
+        raise ValueError(f"its {name!r} array holds values outside {low} .. {high - 1}")
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        raise ValueError(f"its {name!r} array holds values that are not finite")
+    return array
 
 
 class CheckpointState:
@@ -85,19 +144,20 @@ class CheckpointState:
         world_size = int(payload.get("world_size", 1))
         if world_size != self.ranks.world_size:
             raise ValueError(checkpoint_world_size_error(world_size, self.ranks.world_size))
+        counters = checked_counters(payload, self.config)
         self.network.load_state_dict(payload["model"])
         if self.acting_network is not self.network:
             self.acting_network.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
-        counters = payload["counters"]
-        self.decisions = int(counters["decisions"])
-        self.updates = int(counters["updates"])
-        self.elapsed_s = float(counters["elapsed_s"])
-        self.next_league = int(counters["next_league"])
-        self.next_eval = math.inf if int(counters["next_eval"]) < 0 else int(counters["next_eval"])
-        if not self.config.eval_interval:
-            self.next_eval = math.inf
-        self.next_checkpoint = int(counters["next_checkpoint"])
+        self._check_optimizer_state()
+        self.decisions = counters["decisions"]
+        self.updates = counters["updates"]
+        self.elapsed_s = counters["elapsed_s"]
+        self.next_league = counters["next_league"]
+        evaluates = counters["next_eval"] > 0 and self.config.eval_interval
+        self.next_eval = counters["next_eval"] if evaluates else math.inf
+        self.next_checkpoint = counters["next_checkpoint"]
+        self._check_league(payload["league"])
         self.pool.load_state_dict(payload["league"])
         self.latest_eval = _latest_eval(payload["latest_eval"])
         self.latest_headline = str(payload.get("latest_headline", ""))
@@ -115,14 +175,56 @@ class CheckpointState:
             and np.array_equal(saved_step["observation"], self.step.observation)
         ):
             raise ValueError("the checkpoint's environment does not reproduce its saved observations")
-        self.step.rewards[:] = saved_step["rewards"]
+        self.step.rewards[:] = _fitting("rewards", saved_step["rewards"], self.step.rewards)
         games = unpack_arrays(payload["games"])
-        self.seat_controller[:] = games["seat_controller"]
-        self.learner_team[:] = games["learner_team"]
-        for name in ("game_opponent", "game_partner", "game_group", "bid_assist"):  # absent in older checkpoints
-            if name in games:
-                getattr(self, name)[:] = games[name]
-        self.game_stats.values = {name: float(value) for name, value in payload["game_stats"].items()}
+        pool = len(self.pool)
+        ranges = {  # each array's allowed indices
+            "seat_controller": (-1, pool),
+            "learner_team": (-1, self.pedro_config.num_teams),
+            "game_opponent": (-1, pool),
+            "game_partner": (-1, len(self.pool.baselines)),
+            "game_group": (0, len(self.stat_groups)),
+            "bid_assist": (-1, len(self.assistants)),
+        }
+        for name, (low, high) in ranges.items():
+            if name in games or name in ("seat_controller", "learner_team"):  # the others are absent in older ones
+                getattr(self, name)[:] = _fitting(name, games[name], getattr(self, name), low, high)
+        stats = payload["game_stats"]
+        unknown = sorted(set(stats) - set(GameStats.NAMES))
+        if unknown or not all(math.isfinite(float(value)) for value in stats.values()):
+            raise ValueError(f"its game statistics are damaged (unknown {unknown} or values not finite)")
+        self.game_stats.values = {**dict.fromkeys(GameStats.NAMES, 0.0), **{k: float(v) for k, v in stats.items()}}
+
+    def _check_optimizer_state(self) -> None:
+        """ValueError unless every optimizer state tensor has its parameter's shape (torch checks only counts)."""
+        parameters = [parameter for group in self.optimizer.param_groups for parameter in group["params"]]
+        for parameter in parameters:
+            for name, value in self.optimizer.state.get(parameter, {}).items():
+                if hasattr(value, "shape") and value.dim() > 0 and value.shape != parameter.shape:
+                    raise ValueError(
+                        f"its optimizer state {name!r} has shape {tuple(value.shape)} for a parameter of "
+                        f"{tuple(parameter.shape)}"
+                    )
+
+    def _check_league(self, league: dict[str, Any]) -> None:
+        """ValueError unless the league's saved sizes fit this run's pool (before it is loaded)."""
+        pool, size = self.pool, self.pool.league_size
+        if len(league["weights"]) != len(league["decisions"]) or len(league["weights"]) > size:
+            raise ValueError(
+                f"its league holds {len(league['weights'])} snapshots and {len(league['decisions'])} decision "
+                f"counts; this run keeps at most {size}"
+            )
+        for decisions in league["decisions"]:
+            if isinstance(decisions, bool) or not isinstance(decisions, numbers.Integral) or decisions < 0:
+                raise ValueError(f"its league records a snapshot at {decisions!r} decisions")
+        replace = league["next_replace"]
+        if isinstance(replace, bool) or not isinstance(replace, numbers.Integral) or not 0 <= replace < max(size, 1):
+            raise ValueError(f"its league's next_replace = {replace!r} is not a place in a league of {size}")
+        for name in ("opponent_rates", "partner_rates"):
+            if name in league:  # absent in checkpoints from before opponent sampling
+                rates = getattr(pool, name)
+                for part in ("wins", "matches"):
+                    _fitting(f"league {name} {part}", league[name][part], getattr(rates, part))
 
 
 def _latest_eval(latest: dict[str, Any]) -> dict[str, float]:
