@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import stat
 import sys
@@ -119,14 +120,15 @@ def _checked_thoughts(thoughts: Any, actions: int) -> list[dict[str, Any] | None
             isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and _is_number(pair[1])
             for pair in top
         ):
-            raise _type_error(f"{where}'s top", "a list of [action, probability] pairs", top)
+            raise _type_error(f"{where}'s top", "a list of [action, probability] pairs, finite probabilities", top)
         if entry.get("value") is not None and not _is_number(entry["value"]):
-            raise _type_error(f"{where}'s value", "a number or null", entry["value"])
+            raise _type_error(f"{where}'s value", "a finite number or null", entry["value"])
     return thoughts
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float (NaN and infinities are not JSON, and a page's JSON reader refuses them)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass

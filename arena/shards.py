@@ -171,7 +171,9 @@ def run_shards(
             report(batch)
         dispatch(0.0)
 
-    with context.Pool(pool_size, initializer=_worker_init, initargs=(progress_queue,)) as pool:
+    with _ctrl_c_ignored_while_starting():  # a worker still importing torch must not print a traceback on Ctrl-C
+        pool = context.Pool(pool_size, initializer=_worker_init, initargs=(progress_queue,))
+    with pool:
         dispatch(0.0)
         with _one_torch_thread():  # this process is one of the workers now
             while pending:
@@ -208,6 +210,23 @@ def _one_torch_thread() -> Iterator[None]:
 
 _WORKER_QUEUE: Any = None  # in a worker process: where progress reports go
 WORKER_STARTED = "started"  # what a worker puts on the queue once it is ready for a shard
+
+
+@contextlib.contextmanager
+def _ctrl_c_ignored_while_starting() -> Iterator[None]:
+    """Ignore SIGINT in this process while workers start: they inherit the ignored signal from their first
+    instruction (their initializer, which ignores it for good, runs only after their imports), and Ctrl-C reaches
+    this process alone. Outside the main thread signals cannot be changed, and nothing is done."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _worker_init(progress_queue: Any) -> None:

@@ -322,3 +322,15 @@ def test_pedro_replay_refuses_a_record_past_the_size_cap(tmp_path: Path, capsys:
     assert error.count("\n") == 1 and f"larger than {MAX_RECORD_BYTES:,} bytes" in error
     with pytest.raises(ReplayError, match="larger than"):
         MatchRecord.load(path)
+
+
+def test_evaluation_workers_start_with_ctrl_c_ignored() -> None:
+    """A worker still importing torch when Ctrl-C comes must not print a traceback: the pool starts while this
+    process ignores SIGINT, which a child inherits from its first instruction (then the handler is restored)."""
+    from arena.shards import _ctrl_c_ignored_while_starting
+
+    handler = signal.getsignal(signal.SIGINT)
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    with _ctrl_c_ignored_while_starting():
+        child = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert child.stdout == "True\n" and signal.getsignal(signal.SIGINT) is handler

@@ -197,6 +197,23 @@ def test_a_non_finite_or_absurd_dist_timeout_is_one_line_before_torchrun(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("nproc", ["0", "257", "100000000"])
+def test_a_rank_count_past_its_bound_is_one_line_before_torchrun(
+    nproc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import train.cli
+
+    def no_torchrun(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("torchrun was started")
+
+    monkeypatch.setattr(train.cli.subprocess, "Popen", no_torchrun)
+    assert train_main([SMOKE, "--nproc", nproc, "--set", f"runs_dir={tmp_path}"]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        f"pedro-train: error: --nproc must be an int from 1 to 256 (ranks on this machine), got {nproc}"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------- Ctrl-C
 
 

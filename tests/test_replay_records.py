@@ -94,6 +94,10 @@ BROKEN_RECORDS: dict[str, tuple[Any, tuple[str, ...]]] = {
         lambda r: r.update(thoughts=[{"agent": "p"}] * len(r["actions"])),
         ("thoughts[0]'s top",),
     ),
+    "a thought with NaN": (
+        lambda r: r.update(thoughts=[{"agent": "p", "top": [["pass", float("nan")]]}] * len(r["actions"])),
+        ("thoughts[0]'s top", "finite probabilities"),
+    ),
     "version True": (lambda r: r.update(version=True), ("replay version True",)),
     "no format": (lambda r: r.pop("format"), ("not a pedro-rl replay record",)),
     **{

@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+MAX_LOCAL_RANKS = 256  # --nproc: processes torchrun starts on this machine
+
+
 @quiet_on_broken_pipe
 @one_line_on_interrupt("pedro-train")
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,8 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         ranks = ranks_from_environment()
-        if args.nproc is not None and args.nproc < 1:
-            raise RanksError(f"--nproc must be an int >= 1, got {args.nproc}")
+        if args.nproc is not None and not 1 <= args.nproc <= MAX_LOCAL_RANKS:
+            allowed = f"an int from 1 to {MAX_LOCAL_RANKS} (ranks on this machine)"
+            raise RanksError(f"--nproc must be {allowed}, got {args.nproc}")
     except RanksError as error:
         print(f"pedro-train: error: {error}", file=sys.stderr)
         return 2
