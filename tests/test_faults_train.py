@@ -178,16 +178,21 @@ def test_a_full_disk_mid_run_is_one_line_status_1_and_the_run_resumes(
 # ---------------------------------------------------------------- --dist-timeout
 
 
-@pytest.mark.parametrize("timeout", ["nan", "inf", "-inf", "1e300", "0", "-5", "ten"])
-def test_a_non_finite_or_absurd_dist_timeout_is_one_line_before_torchrun(
-    timeout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def no_torchrun(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pedro-train --nproc must refuse before it starts torchrun: starting it fails the test."""
     import train.cli
 
-    def no_torchrun(*args: Any, **kwargs: Any) -> None:
+    def started(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("torchrun was started")
 
-    monkeypatch.setattr(train.cli.subprocess, "Popen", no_torchrun)
+    monkeypatch.setattr(train.cli.subprocess, "Popen", started)
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "-inf", "1e300", "0", "-5", "ten"])
+def test_a_non_finite_or_absurd_dist_timeout_is_one_line_before_torchrun(
+    timeout: str, tmp_path: Path, no_torchrun: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     try:
         status = train_main([SMOKE, "--nproc", "2", "--dist-timeout", timeout, "--set", f"runs_dir={tmp_path}"])
     except SystemExit as stop:  # argparse's usage error
@@ -199,14 +204,8 @@ def test_a_non_finite_or_absurd_dist_timeout_is_one_line_before_torchrun(
 
 @pytest.mark.parametrize("nproc", ["0", "257", "100000000"])
 def test_a_rank_count_past_its_bound_is_one_line_before_torchrun(
-    nproc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    nproc: str, tmp_path: Path, no_torchrun: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import train.cli
-
-    def no_torchrun(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("torchrun was started")
-
-    monkeypatch.setattr(train.cli.subprocess, "Popen", no_torchrun)
     assert train_main([SMOKE, "--nproc", nproc, "--set", f"runs_dir={tmp_path}"]) == 2
     assert one_line(capsys.readouterr().err) == (
         f"pedro-train: error: --nproc must be an int from 1 to 256 (ranks on this machine), got {nproc}"
