@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import shutil
+import time
 import zipfile
 from pathlib import Path
 
@@ -209,3 +210,18 @@ def test_a_full_disk_while_writing_the_policy_or_the_chart_is_one_line_naming_it
     err = capsys.readouterr().err
     assert err == f"python -m train.curve: error: cannot write {chart}: No space left on device\n"
     assert chart.read_bytes() == b"the good chart" and [path.name for path in tmp_path.iterdir()] == ["curve.png"]
+
+
+def test_the_curve_reads_a_runs_config_within_the_bounds_of_any_config_file(tmp_path: Path) -> None:
+    """The curve reads a run's table size with the reader of every config file (bounded, aliases refused): a
+    config.yaml of aliases nested nine deep is not read, and the curve falls back to two teams."""
+    run_teams = curve.run_teams
+
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x]"] + [
+        f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]" for previous, name in zip("abcdefgh", "bcdefghi")
+    ]
+    (tmp_path / "config.yaml").write_text("\n".join(levels) + "\nenv: {num_players: 3}\n")
+    started = time.monotonic()
+    assert run_teams(tmp_path) == 2 and time.monotonic() - started < 5
+    (tmp_path / "config.yaml").write_text("env: {num_players: 3}\n")
+    assert run_teams(tmp_path) == 3

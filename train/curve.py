@@ -123,14 +123,15 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
 
 
 def run_teams(run_dir: str | Path) -> int:
-    """The number of teams of a run's games (2, or 3 with three players), from its ``config.yaml`` (2 without one)."""
-    import yaml
+    """The number of teams of a run's games (2, or 3 with three players), from its ``config.yaml`` (2 without one
+    or with one that cannot be read: the file is read within the bounds of any config file)."""
+    from train.config import TrainConfigError, read_yaml
 
     path = Path(run_dir) / "config.yaml"
     try:
-        values = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        players = int(((values or {}).get("env") or {}).get("num_players", 4))
-    except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError):
+        values = read_yaml(path) if path.is_file() else {}
+        players = int((values.get("env") or {}).get("num_players", 4))
+    except (TrainConfigError, ValueError, TypeError, AttributeError):
         return 2
     return 3 if players == 3 else 2
 
