@@ -57,11 +57,13 @@ import numpy as np
 import pedro_env
 from pedro_env.actions import NUM_ACTIONS
 from pedro_env.cli import (
+    INTERRUPTED_STATUS,
     OneLineErrorParser,
     OutputPathError,
     add_rule_overrides,
     check_output_file,
     int_at_least,
+    one_line_on_interrupt,
     positive_seconds,
     rule_config,
     seed_argument,
@@ -674,6 +676,7 @@ def write_figures(path: str, figures: dict[str, Any], prog: str) -> None:
         raise SystemExit(1) from None
 
 
+@one_line_on_interrupt("python -m benchmarks.engine")
 def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str, Any]:
     """Run the benchmark, print the tables and return the JSON figures.
 
@@ -690,4 +693,5 @@ def main(argv: list[str] | None = None, allow_reexec: bool = False) -> dict[str,
 
 
 if __name__ == "__main__":
-    main(allow_reexec=True)
+    outcome = main(allow_reexec=True)  # the figures, or the status of a Ctrl-C
+    raise SystemExit(INTERRUPTED_STATUS if outcome == INTERRUPTED_STATUS else 0)

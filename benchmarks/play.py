@@ -19,7 +19,7 @@ import numpy as np
 
 from agents import AgentSpecError
 from arena import play
-from pedro_env.cli import OneLineErrorParser, int_at_least
+from pedro_env.cli import OneLineErrorParser, int_at_least, one_line_on_interrupt
 from pedro_env.config import make_config
 
 
@@ -49,6 +49,7 @@ def cpu_per_move(matches: int, partner: str, opponents: str, seed: int) -> tuple
         play._ask_move = asked
 
 
+@one_line_on_interrupt("python -m benchmarks.play")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m benchmarks.play", description=__doc__.split("\n\n")[0])
     parser.add_argument("--matches", type=int_at_least(1), default=30, help="timed matches (default 30)")

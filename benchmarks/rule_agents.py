@@ -21,6 +21,7 @@ import numpy as np
 
 from agents import AgentSpecError, make_agent
 from pedro_env.actions import uniform_legal_actions
+from pedro_env.cli import one_line_on_interrupt
 from pedro_env.vector import PedroVectorEnv
 
 
@@ -65,6 +66,7 @@ def engine_rate(b: int, seconds: float, seed: int) -> float:
     return decisions / timed
 
 
+@one_line_on_interrupt("python -m benchmarks.rule_agents")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.rule_agents", description=__doc__.split("\n\n")[0])
     parser.add_argument("--specs", nargs="+", default=["rule:heuristic", "rule:cautious"], help="agent specs")

@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 
-from pedro_env.cli import OneLineErrorParser, int_at_least
+from pedro_env.cli import OneLineErrorParser, int_at_least, one_line_on_interrupt
 
 # the timed process: its clock starts before ``import pedro_env`` (so not ``python -m`` of this module, which
 # would import the package first)
@@ -64,6 +64,7 @@ def timed_start(cache_dir: str | None) -> tuple[float, float]:
     return float(lines[-1][len(CHILD_PREFIX) :].split()[0]), wall
 
 
+@one_line_on_interrupt("python -m benchmarks.startup")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m benchmarks.startup", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int_at_least(1), default=1, help="cold starts, each followed by a warm one")

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 import httpx2 as httpx
 import numpy as np
 
+from pedro_env.cli import one_line_on_interrupt
+
 
 @dataclass
 class ClientLog:
@@ -97,6 +99,7 @@ def percentiles(values: list[float]) -> str:
     return f"p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {max(values):.1f} ms"
 
 
+@one_line_on_interrupt("python -m benchmarks.table_load")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.table_load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=50, help="clients against rule agents or the policy (50)")

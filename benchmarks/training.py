@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from pedro_env.cli import OneLineErrorParser
+from pedro_env.cli import OneLineErrorParser, one_line_on_interrupt
 from train import distributed
 from train.config import TrainConfigError, load_train_config
 from train.trainer import Trainer
@@ -32,6 +32,7 @@ from train.trainer import Trainer
 RESULT_PREFIX = "benchmarks.training result: "  # the line a rank-0 run prints for --ranks to read
 
 
+@one_line_on_interrupt("python -m benchmarks.training")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m benchmarks.training", description=__doc__.split("\n\n")[0])
     parser.add_argument("config", help="YAML config (e.g. configs/ppo_selfplay.yaml)")

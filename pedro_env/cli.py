@@ -157,13 +157,13 @@ def atomic_output(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
 INTERRUPTED_STATUS = 130  # the shell's status for a command ended by SIGINT (128 + 2)
 
 
-def one_line_on_interrupt(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+def one_line_on_interrupt(prog: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Wrap a CLI ``main`` so that Ctrl-C ends it with one line on stderr, ``PROG: interrupted``, and status 130
     (a command that saves its work on Ctrl-C catches KeyboardInterrupt itself and says what it kept)."""
 
-    def wrap(main: Callable[..., int]) -> Callable[..., int]:
+    def wrap(main: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(main)
-        def wrapper(*args: Any, **kwargs: Any) -> int:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
                 return main(*args, **kwargs)
             except KeyboardInterrupt:

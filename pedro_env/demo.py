@@ -23,7 +23,7 @@ import numpy as np
 
 import pedro_env
 from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, PLAY_OFFSET, TRUMP_OFFSET
-from pedro_env.cli import OneLineErrorParser, add_rule_overrides, rule_config, seed_argument
+from pedro_env.cli import OneLineErrorParser, add_rule_overrides, one_line_on_interrupt, rule_config, seed_argument
 from pedro_env.config import ConfigError, PedroConfig
 
 EXAMPLES = """examples:
@@ -169,6 +169,7 @@ def run_benchmark() -> int:
     return status
 
 
+@one_line_on_interrupt("python -m pedro_env.demo")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(
         prog="python -m pedro_env.demo",

@@ -42,7 +42,7 @@ from gymnasium.vector.utils import batch_space
 
 from pedro_env.actions import NUM_ACTIONS, uniform_legal_actions
 from pedro_env.cards import RuleTables
-from pedro_env.cli import OneLineErrorParser, int_at_least
+from pedro_env.cli import OneLineErrorParser, int_at_least, one_line_on_interrupt
 from pedro_env.config import SEED_LIMIT, PedroConfig, check_seed, make_config
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.gym import ENV_ID, check_illegal_action, check_learner_seat, check_render_mode
@@ -373,6 +373,7 @@ def benchmark(learner_steps: int = 20_000, num_envs: int = 256, sync_envs: int =
     return rates
 
 
+@one_line_on_interrupt("python -m pedro_env.gym_vector")
 def main(argv: Sequence[str] | None = None) -> None:
     parser = OneLineErrorParser(prog="python -m pedro_env.gym_vector", description=__doc__.splitlines()[0])
     parser.add_argument("--bench", action="store_true", help="print learner steps/s: single env, SyncVectorEnv, this")
@@ -393,4 +394,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())  # None: status 0; a Ctrl-C: 130

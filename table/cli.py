@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pedro_env.cli import OneLineErrorParser, int_at_least, positive_seconds
+from pedro_env.cli import (
+    INTERRUPTED_STATUS,
+    OneLineErrorParser,
+    int_at_least,
+    one_line_on_interrupt,
+    positive_seconds,
+)
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_PORT = 65535
@@ -76,6 +82,7 @@ def port_number(text: str) -> int:
     return value
 
 
+@one_line_on_interrupt("pedro-table")
 def main(argv: Sequence[str] | None = None) -> int:
     """0 after Ctrl-C, 2 for bad arguments, a port in use or a missing --models folder."""
     args = build_parser().parse_args(argv)
@@ -119,8 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = uvicorn.Server(server_config(app))
     try:
         server.run(sockets=[listener])
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt:  # uvicorn closed the table, then passed the Ctrl-C on
+        print("pedro-table: interrupted; the table is closed", file=sys.stderr)
+        return INTERRUPTED_STATUS
     return 0
 
 

@@ -47,3 +47,33 @@ def test_ctrl_c_is_one_line_and_status_130(capsys: pytest.CaptureFixture[str]) -
     assert main([]) == INTERRUPTED_STATUS == 130
     assert capsys.readouterr().err == "pedro-thing: interrupted\n"
     assert sys.exc_info() == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "pedro_env.demo",
+        "pedro_env.gym_vector",
+        "benchmarks.engine",
+        "benchmarks.play",
+        "benchmarks.rule_agents",
+        "benchmarks.startup",
+        "benchmarks.table_load",
+        "benchmarks.training",
+    ],
+)
+def test_every_demo_and_benchmark_ends_in_one_line_on_ctrl_c(module: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Their work is a Ctrl-C away from any line of it: the parser raising it stands in for the signal."""
+    import argparse
+    import importlib
+
+    main = importlib.import_module(module).main
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", interrupted)
+    errors: list[str] = []
+    monkeypatch.setattr(sys, "stderr", type("Capture", (), {"write": errors.append, "flush": lambda self: None})())
+    assert main([]) == INTERRUPTED_STATUS
+    assert "".join(errors) == f"python -m {module}: interrupted\n"

@@ -311,3 +311,34 @@ def test_the_browser_test_writes_the_readmes_screenshots_only_when_asked(
     monkeypatch.setenv(browser.WRITE_SCREENSHOTS, "1")
     browser.save_screenshot(page, "table-play.png", tmp_path)
     assert page.paths[1:] == [tmp_path / "table-play.png", browser.IMAGES_DIR / "table-play.png"]
+
+
+def test_ctrl_c_closes_the_table_in_one_line_with_status_130() -> None:
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    from conftest import module_env
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "table.cli", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=module_env(),
+    )
+    assert server.stdout is not None
+    address = re.fullmatch(rb"pedro-table: open (http://127.0.0.1:\d+/) \(Ctrl-C stops\)\n", server.stdout.readline())
+    assert address is not None
+    deadline = time.monotonic() + 30
+    while True:  # serving: the Ctrl-C below reaches uvicorn's loop, not the start
+        try:
+            with urllib.request.urlopen(address.group(1).decode() + "api/options", timeout=5) as answer:
+                assert answer.status == 200
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "the table did not answer"
+            time.sleep(0.1)
+    server.send_signal(signal.SIGINT)
+    _, error = server.communicate(timeout=60)
+    assert server.returncode == 130 and error == b"pedro-table: interrupted; the table is closed\n"
