@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from pedro_env.config import PedroConfig, SeedError, check_seed, make_config, parse_override
+from pedro_env.config import PedroConfig, SeedError, check_seed, make_config, parse_override, short_repr
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -39,6 +39,21 @@ def int_at_least(low: int) -> Callable[[str], int]:
             value = None
         if value is None or value < low:
             raise argparse.ArgumentTypeError(f"must be an int >= {low}, got {text!r}")
+        return value
+
+    return parse
+
+
+def int_between(low: int, high: int, why: str = "") -> Callable[[str], int]:
+    """An argparse ``type``: an int from ``low`` to ``high``, else a message naming them (and ``why``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be an int from {low:,} to {high:,}{why}, got {short_repr(text)}")
         return value
 
     return parse

@@ -84,7 +84,7 @@ def port_number(text: str) -> int:
 
 @one_line_on_interrupt("pedro-table")
 def main(argv: Sequence[str] | None = None) -> int:
-    """0 after Ctrl-C, 2 for bad arguments, a port in use or a missing --models folder."""
+    """130 after Ctrl-C, 2 for bad arguments, a port in use or a missing --models folder."""
     args = build_parser().parse_args(argv)
     if args.models is not None and not Path(args.models).is_dir():
         print(f"pedro-table: error: --models {args.models}: not a folder", file=sys.stderr)

@@ -34,7 +34,14 @@ from agents.networks import ActorCritic, NetworkShape, masked_log_probs
 from agents.policy import PolicyAgent, check_layout, network_from_checkpoint
 from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, relabelled_actions
 from pedro_env.cards import SUIT_SYMMETRIES
-from pedro_env.cli import OneLineErrorParser, OutputPathError, check_output_file, one_line_on_interrupt, same_file
+from pedro_env.cli import (
+    OneLineErrorParser,
+    OutputPathError,
+    check_output_file,
+    int_between,
+    one_line_on_interrupt,
+    same_file,
+)
 from pedro_env.config import SEED_LIMIT, PedroConfig, make_config, short_repr
 from pedro_env.observation_layout import relabelled_observation_entries, viewer_team_makes
 from pedro_env.vector import PedroVectorEnv
@@ -132,21 +139,6 @@ def _fit_argument(name: str) -> Callable[[str], float]:
             value = None
         if value is None or not _fit_value(name, value, kind):
             raise argparse.ArgumentTypeError(f"must be {FIT_RANGES[name][0]}, got {short_repr(text)}")
-        return value
-
-    return parse
-
-
-def _int_between(low: int, high: int, why: str = "") -> Callable[[str], int]:
-    """An argparse ``type``: an int from ``low`` to ``high``, else a message naming them (and ``why``)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be an int from {low:,} to {high:,}{why}, got {short_repr(text)}")
         return value
 
     return parse
@@ -415,13 +407,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels.add_argument("out", help="the .npz file to write (.npz is added when missing)")
     labels.add_argument(
         "--positions",
-        type=_int_between(1, MAX_POSITIONS),
+        type=int_between(1, MAX_POSITIONS),
         required=True,
         help=f"play decisions to label (1 to {MAX_POSITIONS:,})",
     )
     labels.add_argument(
         "--seed",
-        type=_int_between(0, LABEL_SEED_MAX, " (its games are seeded SEED * 1000 + i, below 2**64)"),
+        type=int_between(0, LABEL_SEED_MAX, " (its games are seeded SEED * 1000 + i, below 2**64)"),
         required=True,
         help=f"games and sampling seed (0 to {LABEL_SEED_MAX:,})",
     )
