@@ -266,19 +266,38 @@ def module_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
 
 
-def run_module(
-    module: str, *args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 600
+def run_python(
+    *arguments: str,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 600,
+    memory_bytes: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m MODULE ARGS`` with the repository on PYTHONPATH; stdin given as text, output captured."""
+    """``python ARGUMENTS`` with the repository on PYTHONPATH; stdin given as text, output captured; with
+    ``memory_bytes`` the child's address space is capped there (RLIMIT_AS), so a case without bound fails fast."""
+
+    def limit_memory() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
     return subprocess.run(
-        [sys.executable, "-m", module, *args],
+        [sys.executable, *arguments],
         input=stdin,
         capture_output=True,
         text=True,
         env=module_env(),
         cwd=cwd,
         timeout=timeout,
+        preexec_fn=limit_memory if memory_bytes is not None else None,
     )
+
+
+def run_module(
+    module: str, *args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` (:func:`run_python`)."""
+    return run_python("-m", module, *args, stdin=stdin, cwd=cwd, timeout=timeout)
 
 
 def start_module(module: str, *args: str, cwd: Path | None = None, text: bool = False) -> subprocess.Popen:

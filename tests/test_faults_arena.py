@@ -33,15 +33,11 @@ from arena.replay import main as replay_main
 from arena.reports import save_replays, to_csv, to_json
 from pedro_env.cli import INTERRUPTED_STATUS, OutputPathError
 
-from conftest import module_env
+from conftest import module_env, run_python
 
 MEMORY_LIMIT = 3 << 29  # 1.5 GiB: the unbounded cases took 2-3 GB in seconds; a refusal takes a fraction
 FILE_LIMIT = 4096  # bytes a process may write to one file in the full-disk case: less than one result's JSON
 HUGE = "99999999999999999999999"
-
-
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 def _limit_file_size() -> None:
@@ -52,16 +48,7 @@ def _limit_file_size() -> None:
 
 def _bounded_run(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``python ARGUMENTS`` under the memory limit and a timeout that fails the test; output captured as text."""
-    return subprocess.run(
-        [sys.executable, *arguments],
-        capture_output=True,
-        text=True,
-        env=module_env(),
-        cwd=cwd,
-        timeout=60,
-        preexec_fn=_limit_memory,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_python(*arguments, stdin="", cwd=cwd, timeout=60, memory_bytes=MEMORY_LIMIT)
 
 
 def _one_error_line(result: subprocess.CompletedProcess[str], prog: str) -> str:

@@ -4,9 +4,6 @@ bounded length in every command, and no error message prints a huge value whole.
 
 from __future__ import annotations
 
-import resource
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,7 +23,7 @@ from train.config import (  # noqa: E402
     read_config_file,
 )
 
-from conftest import REPO_ROOT, module_env  # noqa: E402
+from conftest import REPO_ROOT, run_python  # noqa: E402
 
 MEMORY_LIMIT = 1 << 30  # the bomb below would take gigabytes; the refusal must fit in 1 GiB with torch imported
 LETTERS = "abcdefghi"
@@ -38,10 +35,6 @@ BOMB_ANCHORS = ", ".join(
 BOMB_FILE = "bombs: [" + BOMB_ANCHORS + "]\nbaseline_opponents: *i\n"
 
 
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-
 @pytest.mark.parametrize("place", ["config file", "--set"])
 def test_an_alias_bomb_is_one_line_and_status_2_in_bounded_memory(tmp_path: Path, place: str) -> None:
     config = tmp_path / "bomb.yaml"
@@ -51,15 +44,7 @@ def test_an_alias_bomb_is_one_line_and_status_2_in_bounded_memory(tmp_path: Path
     else:
         config.write_text((REPO_ROOT / "configs" / "smoke.yaml").read_text())
         extra = ["--set", f"lr={{bombs: [{BOMB_ANCHORS}], value: *i}}"]
-    result = subprocess.run(
-        [sys.executable, "-m", "train.cli", str(config), *extra],
-        capture_output=True,
-        text=True,
-        env=module_env(),
-        cwd=tmp_path,
-        timeout=60,
-        preexec_fn=_limit_memory,
-    )
+    result = run_python("-m", "train.cli", str(config), *extra, cwd=tmp_path, timeout=60, memory_bytes=MEMORY_LIMIT)
     assert result.returncode == 2, result.stderr[-2000:]
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("pedro-train: error: "), result.stderr[-2000:]
     assert "alias '*a'" in result.stderr and "line" in result.stderr
