@@ -214,13 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _export(source: str, destination: str) -> int:
     """``pedro-train --export CHECKPOINT OUT``: a mistake is one line and status 2, a failure to write status 1."""
     try:
-        check_export_output(source, destination)
-    except OutputPathError as error:
-        print(f"pedro-train: error: {error}", file=sys.stderr)
-        return 2
-    try:
         path = export_policy(source, destination)
-    except CheckpointError as error:
+    except (ExportRefused, CheckpointError) as error:
         print(f"pedro-train: error: {error}", file=sys.stderr)
         return 2
     except OutputPathError as error:
@@ -469,17 +464,22 @@ def _saved_config(payload: dict[str, Any], path: Path) -> TrainConfig:
         raise CheckpointError(f"checkpoint {path} has a config that no longer checks: {error}") from None
 
 
+class ExportRefused(OutputPathError):
+    """An ``--export`` output refused before any work: it would destroy a run, or cannot be written at all."""
+
+
 def check_export_output(source: str | Path, destination: str | Path) -> None:
-    """Raise OutputPathError where ``--export SOURCE DESTINATION`` would destroy a run: DESTINATION is SOURCE's
-    own checkpoint, or a training checkpoint (one that holds an optimizer, or a run directory's latest.pt)."""
+    """Raise ExportRefused where ``--export SOURCE DESTINATION`` would destroy a run (DESTINATION is SOURCE's
+    own checkpoint, or a training checkpoint: one that holds an optimizer, or a run directory's latest.pt) or
+    where DESTINATION cannot be written."""
     output = Path(destination)
     source_file = latest_checkpoint(source) if Path(source).is_dir() else Path(source)
     if same_file(source_file, output):
-        raise OutputPathError(
+        raise ExportRefused(
             f"--export would write over its own checkpoint {destination}: give another OUT, e.g. policy.pt"
         )
     if output.name == LATEST_NAME and (output.parent / "config.yaml").is_file():
-        raise OutputPathError(
+        raise ExportRefused(
             f"{destination} is the checkpoint of run {output.parent}: --export would end that run; give another OUT"
         )
     if output.is_file():
@@ -488,19 +488,23 @@ def check_export_output(source: str | Path, destination: str | Path) -> None:
         except CheckpointError:
             held = {}  # not a checkpoint: an output like any other
         if "optimizer" in held:
-            raise OutputPathError(
+            raise ExportRefused(
                 f"{destination} is a training checkpoint (it holds the optimizer a run resumes with): --export "
                 "would end that run; give another OUT"
             )
-    check_output_file(destination, "--export output")
+    try:
+        check_output_file(destination, "--export output")
+    except OutputPathError as error:
+        raise ExportRefused(str(error)) from None
 
 
 def export_policy(source: str | Path, destination: str | Path) -> Path:
     """The policy of checkpoint ``source`` alone (rules, training config, network, weights, observation layout,
     and where it came from) written to ``destination``: a small file ``ckpt:`` (and ``pretrained``) can load.
 
-    OutputPathError (naming ``destination``) where it would destroy a run (:func:`check_export_output`) or cannot
-    be written; a file already there is then left as it was."""
+    ExportRefused (naming ``destination``) where it would destroy a run or cannot be written at all
+    (:func:`check_export_output`), OutputPathError where the write fails; a file already there is then left as
+    it was."""
     from agents.policy import observation_layout
 
     check_export_output(source, destination)
