@@ -63,7 +63,7 @@ __all__ = [
 DEFAULT_MATCHES = 200
 DEFAULT_BATCH_SIZE = 1024
 MAX_SEED = 2**62  # deal seeds are SEED + p and travel as int64: every one of a run's, not only SEED, within it
-# Bounds on the counts a caller names, checked before any work (issue 56): a run keeps every match in memory
+# Bounds on the counts a caller names, checked before any work: a run keeps every match in memory
 # (about 1 KB each, 3 KB in its JSON), so it plays at most MAX_MATCHES, all pairings or gauntlet entries together.
 MAX_MATCHES = 1_000_000
 MAX_RECORDED_MATCHES = 10_000  # with record=True (pedro-eval --save-replays): each keeps its actions and is a file
