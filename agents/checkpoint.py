@@ -24,7 +24,6 @@ import numpy as np
 import torch
 
 from pedro_env.cli import OutputPathError, atomic_output
-from pedro_env.config import PedroConfig
 
 CHECKPOINT_FORMAT = "pedro-rl/ppo-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -131,11 +130,3 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu", 
         if key not in payload:
             raise CheckpointError(f"checkpoint {path} is incomplete: it has no {key!r} entry")
     return payload
-
-
-def trained_num_players(payload: dict[str, Any]) -> int:
-    """The number of players of the games a checkpoint's policy was trained on (its recorded rules; the rules'
-    default where they leave it out)."""
-    env = payload["config"].get("env") if isinstance(payload.get("config"), dict) else None
-    recorded = env.get("num_players") if isinstance(env, dict) else None
-    return int(recorded) if isinstance(recorded, int) else PedroConfig().num_players

@@ -6,10 +6,12 @@ probable legal action; ``ckpt:PATH,greedy=false`` samples from the policy instea
 
 A policy travels without its training state as a small payload (:func:`policy_payload`: the rules,
 the network shape and weights, and the observation layout it reads), as bytes to evaluation
-workers (:func:`policy_bytes`) or as a file (the shipped ``pretrained`` policy). A policy whose
-recorded layout differs from the encoder's for the games it is asked to play is refused with an
-error naming the first piece that differs; one trained for another number of players is refused first, in
-those words (the observation's size depends on the table size).
+workers (:func:`policy_bytes`) or as a file (the shipped ``pretrained`` policy). One trained for other table
+sizes than the games it is asked to play is refused in those words. A policy saved in layout version 1 (sized
+per config, before 2026-12-06) is read by moving its first layer's columns to their version-2 entries
+(:func:`migrated_payload`: the same function of the same games), for the games whose version-1 layout it
+recorded (its table size and variant); a recorded layout that is neither is refused naming the first piece
+that differs.
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ from agents.base import Agent
 from agents.networks import ActorCritic, NetworkShape, gumbel_max_actions
 from pedro_env.actions import action_to_str
 from pedro_env.config import PedroConfig, make_config
-from pedro_env.observation_layout import observation_pieces, observation_scale, observation_size
+from pedro_env.layout_v1 import v1_entries, v1_full_state_entries, v1_pieces, v1_scale, v1_size
+from pedro_env.observation_layout import (
+    FULL_STATE_SIZE,
+    LAYOUT_VERSION,
+    OBSERVATION_SIZE,
+    observation_pieces,
+    observation_scale,
+    observation_size,
+)
 
 
 class PolicyAgent(Agent):
@@ -96,46 +106,127 @@ def _bool_tensor(masks: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(masks).astype(bool, copy=False))
 
 
-def observation_layout(config: PedroConfig) -> list[list[Any]]:
-    """The observation's pieces as ``[[name, size], ...]`` (what a saved policy records it was trained on)."""
+def observation_layout(config: PedroConfig | None = None) -> list[list[Any]]:
+    """The observation's pieces as ``[[name, size], ...]`` (what a saved policy records it reads; every config's)."""
     return [[name, int(size)] for name, size in observation_pieces(config)]
 
 
-def check_table_size(payload: dict[str, Any], config: PedroConfig, source: str) -> None:
-    """Raise ValueError when the policy in ``payload`` was trained for another number of players than ``config``'s
-    (its observation could not fit: the layout depends on the table size)."""
-    from agents.checkpoint import trained_num_players
+def trained_rule_sets(payload: dict[str, Any]) -> list[PedroConfig]:
+    """The rules a checkpoint's policy was trained under: its ``env``, or each entry of its ``rules_mix`` (``env``
+    with the entry's ``set`` on top). Rules that cannot be read count as the default's."""
+    recorded = payload.get("config") if isinstance(payload.get("config"), dict) else {}
+    env = recorded.get("env") if isinstance(recorded.get("env"), dict) else {}
+    mix = recorded.get("rules_mix") if isinstance(recorded.get("rules_mix"), list) else []
+    sets = [entry.get("set", {}) for entry in mix if isinstance(entry, dict)] or [{}]
+    rule_sets = []
+    for overrides in sets:
+        try:
+            rule_sets.append(make_config(**{**env, **(overrides if isinstance(overrides, dict) else {})}))
+        except (TypeError, ValueError):
+            rule_sets.append(PedroConfig())
+    return rule_sets
 
-    trained, playing = trained_num_players(payload), config.num_players
-    if trained != playing:
+
+def check_table_size(payload: dict[str, Any], config: PedroConfig, source: str) -> None:
+    """Raise ValueError when the policy in ``payload`` was trained at none of ``config``'s table size."""
+    trained = sorted({rules.num_players for rules in trained_rule_sets(payload)})
+    playing = config.num_players
+    if playing not in trained:
         recipe = "configs/ppo_selfplay.yaml" if playing == 4 else f"configs/individual{playing}.yaml"
+        sizes = " or ".join(map(str, trained))
         raise ValueError(
-            f"{source} was trained for {trained} players; these games have {playing} "
-            f"(train one for {playing} players: {recipe})"
+            f"{source} was trained for {sizes} players; these games have {playing} "
+            f"(train one for {playing} players: {recipe}, or for every table: configs/mixed_rules.yaml)"
         )
 
 
+def recorded_layout_version(recorded: Any) -> int:
+    """The layout version of a recorded ``[[name, size], ...]``: 1 without the ``rules`` piece, else this one."""
+    try:
+        names = [str(name) for name, _ in recorded]
+    except (TypeError, ValueError):
+        return LAYOUT_VERSION  # compared, and refused as malformed, by check_layout
+    return LAYOUT_VERSION if "rules" in names else 1
+
+
 def check_layout(recorded: Any, config: PedroConfig, source: str) -> None:
-    """Raise ValueError when a policy's recorded observation layout is not the encoder's for ``config``."""
+    """Raise ValueError when a policy's recorded observation layout cannot read games of ``config``: a version-2
+    layout that is not this one, or a version-1 layout that is not ``config``'s (another table size or variant)."""
     if recorded is None:  # written before layouts were recorded: the size check of PolicyAgent still applies
         return
-    expected = observation_layout(config)
+    version = recorded_layout_version(recorded)
+    expected = observation_layout() if version == LAYOUT_VERSION else [[name, size] for name, size in v1_pieces(config)]
     try:
         recorded = [[str(name), int(size)] for name, size in recorded]
     except (TypeError, ValueError):
         raise ValueError(f"{source} holds a malformed observation layout (expected [[name, size], ...])") from None
     if recorded == expected:
         return
+    advice = (
+        "a policy of layout version 1 reads only the table size and variant it was trained for; retrain it"
+        if version == 1
+        else "an older encoding; retrain it"
+    )
     for index, (want, have) in enumerate(zip(expected, recorded)):
         if want != have:
             raise ValueError(
-                f"{source} reads another observation layout: piece {index} is {have[0]!r} of {have[1]} entries, "
-                f"but these games encode {want[0]!r} of {want[1]} (its rules or an older encoding; retrain it)"
+                f"{source} reads another observation layout (version {version}): piece {index} is {have[0]!r} of "
+                f"{have[1]} entries, but these games encode {want[0]!r} of {want[1]} ({advice})"
             )
     raise ValueError(
-        f"{source} reads another observation layout: {len(recorded)} pieces recorded, these games have "
-        f"{len(expected)} (its rules or an older encoding; retrain it)"
+        f"{source} reads another observation layout (version {version}): {len(recorded)} pieces recorded, these "
+        f"games have {len(expected)} ({advice})"
     )
+
+
+def check_readable(payload: dict[str, Any], config: PedroConfig, source: str) -> None:
+    """Raise ValueError (one line) when the policy of ``payload`` cannot play games of ``config``: trained at
+    another table size, or its recorded layout cannot read them (:func:`check_layout`)."""
+    check_table_size(payload, config, source)
+    check_layout(payload.get("observation_layout"), config, source)
+
+
+def _remapped_columns(weight: torch.Tensor, entries: np.ndarray, ratio: np.ndarray, width: int) -> torch.Tensor:
+    """A first layer's (H, D1) weights as (H, width): column ``i`` moved to ``entries[i]`` and multiplied by
+    ``ratio[i]`` (the old scale over the new), 0 in the columns nothing moves to."""
+    moved = torch.zeros(weight.shape[0], width, dtype=weight.dtype)
+    moved[:, torch.from_numpy(entries)] = weight * torch.from_numpy(ratio).to(weight.dtype)[None, :]
+    return moved
+
+
+def migrated_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """A payload of layout version 1 as one of this version: the network reads this layout, computing the same
+    function of the same games (first layers' columns moved to their entries and rescaled; the new entries, the
+    ``rules`` piece among them, weighted 0). A payload of this version is returned as it is."""
+    shape = NetworkShape.from_dict(payload["network"])
+    trained = trained_rule_sets(payload)[0]
+    recorded = payload.get("observation_layout")
+    old = recorded_layout_version(recorded) == 1 if recorded is not None else shape.observation_size == v1_size(trained)
+    if not old:
+        return payload
+    entries = v1_entries(trained)
+    ratio = v1_scale(trained) / observation_scale()[entries]
+    centralized = shape.critic_input_size != shape.observation_size
+    model = dict(payload["model"])
+    for key in ("actor.0.weight", "trunk.0.weight"):
+        if key in model:
+            model[key] = _remapped_columns(model[key], entries, ratio, OBSERVATION_SIZE)
+    if "critic.0.weight" in model:
+        if centralized:
+            full_ratio = np.concatenate([ratio, np.ones(shape.critic_input_size - shape.observation_size)])
+            critic = _remapped_columns(
+                model["critic.0.weight"], v1_full_state_entries(trained), full_ratio, FULL_STATE_SIZE
+            )
+        else:
+            critic = _remapped_columns(model["critic.0.weight"], entries, ratio, OBSERVATION_SIZE)
+        model["critic.0.weight"] = critic
+    critic_size = FULL_STATE_SIZE if centralized else OBSERVATION_SIZE
+    scale = torch.from_numpy(observation_scale())
+    critic_scale = torch.ones(critic_size)
+    critic_scale[:OBSERVATION_SIZE] = scale
+    model["actor_scale"], model["critic_scale"] = scale, critic_scale
+    network = {**shape.to_dict(), "observation_size": OBSERVATION_SIZE, "critic_input_size": critic_size}
+    return {**payload, "network": network, "model": model, "observation_layout": observation_layout()}
 
 
 def policy_payload(network: ActorCritic, config: PedroConfig) -> dict[str, Any]:
@@ -146,7 +237,8 @@ def policy_payload(network: ActorCritic, config: PedroConfig) -> dict[str, Any]:
         "config": {"env": asdict(config)},
         "network": network.shape.to_dict(),
         "model": {name: tensor.detach().to("cpu", copy=True) for name, tensor in network.state_dict().items()},
-        "observation_layout": observation_layout(config),
+        "observation_layout": observation_layout(),
+        "observation_layout_version": LAYOUT_VERSION,
     }
 
 
@@ -160,18 +252,18 @@ def policy_bytes(network: ActorCritic, config: PedroConfig) -> bytes:
 def policy_agent_from_bytes(data: bytes, config: PedroConfig, greedy: bool = True, name: str = "policy") -> PolicyAgent:
     """The agent of :func:`policy_bytes` (read with ``weights_only=True``)."""
     payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-    check_table_size(payload, config, name)
-    check_layout(payload.get("observation_layout"), config, name)
+    check_readable(payload, config, name)
     agent = PolicyAgent(config, network_from_checkpoint(payload), greedy=greedy)
     agent.name = name
     return agent
 
 
 def network_from_checkpoint(payload: dict[str, Any]) -> ActorCritic:
-    """The ActorCritic saved in a checkpoint payload (see :mod:`agents.checkpoint`), in eval mode on CPU."""
+    """The ActorCritic saved in a checkpoint payload (see :mod:`agents.checkpoint`; one of layout version 1
+    migrated), in eval mode on CPU."""
+    payload = migrated_payload(payload)
     shape = NetworkShape.from_dict(payload["network"])
-    rules = make_config(**payload["config"].get("env", {}))
-    network = ActorCritic(shape, observation_scale(rules))
+    network = ActorCritic(shape, observation_scale())
     network.load_state_dict(payload["model"])
     network.eval()
     return network
@@ -182,8 +274,7 @@ def load_policy_agent(path: str, config: PedroConfig, greedy: bool = True) -> Po
     from agents.checkpoint import CheckpointError, load_checkpoint
 
     payload = load_checkpoint(path)
-    check_table_size(payload, config, f"checkpoint {path}")
-    check_layout(payload.get("observation_layout"), config, f"checkpoint {path}")
+    check_readable(payload, config, f"checkpoint {path}")
     try:
         network = network_from_checkpoint(payload)
     except (KeyError, TypeError, RuntimeError, ValueError) as error:
@@ -194,10 +285,13 @@ def load_policy_agent(path: str, config: PedroConfig, greedy: bool = True) -> Po
 
 
 def trained_rules_note(payload: dict[str, Any], config: PedroConfig) -> str:
-    """How the rules a policy was trained under differ from ``config`` (``''`` when they are the same), e.g.
+    """How the rules a policy was trained under differ from ``config`` (``''`` when they are the same, or when it
+    was trained across several rule sets: its observation says which game is played), e.g.
     ``"target_score 62 (here 21)"``: the observation may fit while the game is another one."""
     from dataclasses import fields
 
+    if len(trained_rule_sets(payload)) > 1:
+        return ""
     try:
         trained = make_config(**payload["config"].get("env", {}))
     except (ValueError, TypeError, KeyError, AttributeError):
@@ -219,11 +313,11 @@ def load_initial_weights(path: str | Path, source: str, shape: NetworkShape, rul
 
     payload = load_checkpoint(path)
     try:
-        check_table_size(payload, rules, f"init_from {source}")
-        check_layout(payload.get("observation_layout"), rules, f"init_from {source}")
+        check_readable(payload, rules, f"init_from {source}")
     except ValueError as error:
         raise CheckpointError(str(error)) from None
     try:
+        payload = migrated_payload(payload)
         saved = NetworkShape.from_dict(payload["network"])
     except (KeyError, TypeError, ValueError) as error:
         raise CheckpointError(f"init_from {source} holds a network that cannot be rebuilt: {error}") from None

@@ -15,11 +15,14 @@ from pedro_env.config import PedroConfig
 from pedro_env.kernels.inputs import config_params, pack_statics
 from pedro_env.kernels.observations import encode_observations
 from pedro_env.observation_layout import (
-    card_pieces,
+    CARD_SET,
+    PIECE_STARTS,
+    PIECES,
     full_state_size,
     observation_offsets,
     observation_size,
-    piece_starts,
+    piece_slices,
+    rules_entries,
     to_go_cap,
 )
 from pedro_env.state import PedroState
@@ -34,14 +37,16 @@ class ObservationEncoder:
         self.offsets = observation_offsets(config)
         self.size = observation_size(config)
         self.full_size = full_state_size(config)
-        # the kernel writes the card pieces as one run of 52-byte pieces from the hand's start
-        assert self.offsets["hand"].start == 0 and self.offsets["won"].stop == 52 * sum(
-            sets for _, sets in card_pieces(config)
+        # the kernel writes the card pieces as one run of 52-byte blocks from the hand's start
+        assert PIECE_STARTS[0] == 0 and piece_slices()["won"].stop == CARD_SET * sum(
+            piece.block_count for piece in PIECES if piece.is_card_set
         )
-        self.piece_starts = piece_starts(config)
+        self.piece_starts = PIECE_STARTS
         self.params, self.kernel_table = config_params(config), tables.kernel_table
         self.to_go_cap = to_go_cap(config)
-        self.statics = pack_statics(self.params, self.piece_starts, self.to_go_cap, self.kernel_table)
+        self.statics = pack_statics(
+            self.params, self.piece_starts, self.to_go_cap, rules_entries(config).astype(np.int64), self.kernel_table
+        )
 
     def _encode(self, state: PedroState, viewer: np.ndarray, width: int, out: np.ndarray | None) -> np.ndarray:
         b = state.batch_size
@@ -59,5 +64,6 @@ class ObservationEncoder:
         return self._encode(state, viewer, self.size, out)
 
     def encode_full_state(self, state: PedroState, viewer: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """(B, D + n*52 + 52) uint8: the observation, every relative seat's hand, the unseen cards of the stock."""
+        """(B, D + 4*52 + 52) uint8: the observation, every relative seat's hand (0s past the table's seats), the
+        unseen cards of the stock."""
         return self._encode(state, viewer, self.full_size, out)

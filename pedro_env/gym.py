@@ -97,7 +97,7 @@ from pedro_env.actions import NUM_ACTIONS, str_to_action
 from pedro_env.aec import raw_env
 from pedro_env.cards import SUITS
 from pedro_env.config import PedroConfig, check_seed
-from pedro_env.observation_layout import observation_pieces
+from pedro_env.observation_layout import OBSERVATION_SIZE
 from pedro_env.vector import IllegalActionError
 
 __all__ = ["ENV_ID", "OpponentPolicy", "PedroGymEnv", "RenderModeError", "gym_deal_summary", "uniform_random_policy"]
@@ -250,7 +250,7 @@ class PedroGymEnv(gymnasium.Env):
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
 
-        observation_size = sum(size for _, size in observation_pieces(self.config))
+        observation_size = OBSERVATION_SIZE
         self.observation_space = spaces.Box(0, 255, (observation_size,), dtype=np.uint8)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)  # the learner's legal actions now (0s when not deciding)

@@ -18,7 +18,7 @@ import numpy as np
 
 from pedro_env.cards import NO_CARDS, cards_to_bits
 from pedro_env.config import PedroConfig
-from pedro_env.observation_layout import card_pieces, observation_offsets
+from pedro_env.observation_layout import BID_WIDTH, OBSERVATION_SIZE, card_pieces, observation_offsets
 from pedro_env.state import OVER
 
 ALL_CARDS = np.uint64((1 << 52) - 1)
@@ -73,7 +73,7 @@ class PublicView:
 def _layout(config: PedroConfig) -> tuple[dict[str, slice], tuple[tuple[str, int], ...], int]:
     """A config's piece slices, card pieces and observation size (read at every decode: kept per config)."""
     offsets = observation_offsets(config)
-    return offsets, tuple(card_pieces(config)), max(piece.stop for piece in offsets.values())
+    return offsets, tuple(card_pieces(config)), OBSERVATION_SIZE
 
 
 def decode_observations(observations: np.ndarray, config: PedroConfig) -> PublicView:
@@ -92,7 +92,7 @@ def decode_observations(observations: np.ndarray, config: PedroConfig) -> Public
         return np.where(block.any(axis=1), block.argmax(axis=1), -1).astype(np.int8)
 
     phase = one_hot("phase")
-    bid_codes = observations[:, o["bids"]].reshape(b, n, config.total_points + 2).argmax(axis=2)
+    bid_codes = observations[:, o["bids"]].reshape(b, n, BID_WIDTH).argmax(axis=2)
     played = sets["played"]
     trick_set = sets["trick"][:, 0]
     trick = np.full((b, n), -1, dtype=np.int8)

@@ -167,14 +167,16 @@ def shipped_policy_sizes(entry: RosterEntry) -> RosterEntry:
 def checkpoint_entry(name: str, path: Path, folder: str) -> RosterEntry:
     """The roster entry of the checkpoint at ``path``, playing the number of players it recorded (none when it
     cannot be read; building it then says why)."""
-    from agents.checkpoint import CheckpointError, load_checkpoint, trained_num_players
+    from agents.checkpoint import CheckpointError, load_checkpoint
+    from agents.policy import trained_rule_sets
 
     entry = RosterEntry(name, "policy", f"a checkpoint from {folder}/", f"ckpt:{path}")
     try:
-        trained = trained_num_players(load_checkpoint(path, mmap=True))
+        trained = sorted({rules.num_players for rules in trained_rule_sets(load_checkpoint(path, mmap=True))})
     except CheckpointError as error:
         return replace(entry, players=(), unfit=without_paths(str(error), entry))
-    return replace(entry, players=(trained,), unfit=f"it was trained for {trained} players")
+    sizes = " or ".join(map(str, trained))
+    return replace(entry, players=tuple(trained), unfit=f"it was trained for {sizes} players")
 
 
 def _has_torch() -> bool:

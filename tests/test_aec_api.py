@@ -121,12 +121,13 @@ def test_state_matches_state_space(name: str) -> None:
         # the full state starts with the acting agent's observation
         observation = env.observe(env.agent_selection)["observation"]
         assert np.array_equal(state[: observation.size], observation)
-        # then every seat's hand, from the actor clockwise, then the cards still in the stock
+        # then a hand for each of 4 seats, from the actor clockwise (0s past the table's seats), then the stock
         game, n, actor = unwrapped.game, unwrapped.config.num_players, int(unwrapped.game.actor[0])
-        hidden = state[observation.size :].reshape(n + 1, 52)
+        hidden = state[observation.size :].reshape(5, 52)
         for relative in range(n):
             assert list(np.flatnonzero(hidden[relative])) == cards_of(game.hands[0, (actor + relative) % n])
-        assert list(np.flatnonzero(hidden[n])) == sorted(int(c) for c in game.stock[0][game.in_stock[0]])
+        assert not hidden[n:4].any()
+        assert list(np.flatnonzero(hidden[4])) == sorted(int(c) for c in game.stock[0][game.in_stock[0]])
         mask = env.observe(env.agent_selection)["action_mask"]
         env.step(int(random_legal_actions(mask[None], rng)[0]))
 

@@ -12,7 +12,7 @@ import torch
 from agents import PPO_POLICY_PATH, PPO_POLICY_SPEC, make_agent
 from agents.checkpoint import load_checkpoint
 from agents.networks import masked_log_probs
-from agents.policy import network_from_checkpoint
+from agents.policy import migrated_payload, network_from_checkpoint, observation_layout
 from pedro_env.actions import PLAY_OFFSET
 from pedro_env.config import make_config
 from train.distill import (
@@ -37,7 +37,7 @@ def labels() -> dict[str, np.ndarray]:
 
 def test_labels_are_play_decisions_valued_on_their_legal_cards(labels: dict[str, np.ndarray]) -> None:
     observations, masks, values = labels["observations"], labels["masks"], labels["values"]
-    assert observations.shape == (240, 848) and observations.dtype == np.uint8
+    assert observations.shape == (240, 954) and observations.dtype == np.uint8
     assert masks.shape == values.shape == (240, 133) and values.dtype == np.float32
     assert not masks[:, :PLAY_OFFSET].any() and (masks[:, PLAY_OFFSET:].sum(axis=1) > 1).all()
     np.testing.assert_array_equal(np.isfinite(values), masks)
@@ -101,7 +101,8 @@ def test_the_written_policy_loads_as_a_checkpoint_agent(labels: dict[str, np.nda
     payload = load_checkpoint(out)
     assert payload["exported"]["settings"]["epochs"] == 1
     assert payload["exported"]["started_from"] == load_checkpoint(PPO_POLICY_PATH)["exported"]
-    assert payload["network"] == load_checkpoint(PPO_POLICY_PATH)["network"]
+    assert payload["network"] == migrated_payload(load_checkpoint(PPO_POLICY_PATH))["network"]
+    assert payload["observation_layout"] == observation_layout()
     agent = make_agent(f"ckpt:{out}")
     observations, masks = labels["observations"][:8], labels["masks"][:8]
     assert masks[np.arange(8), agent.act(observations, masks, np.random.default_rng(0))].all()
@@ -126,7 +127,7 @@ def test_bad_input_is_one_line_that_names_the_problem(capsys: pytest.CaptureFixt
     out = str(tmp_path / "out.pt")
     assert "label file not found" in _error(capsys, ["fit", out, str(tmp_path / "missing.npz")])
     assert "damaged or not a label file" in _error(capsys, ["fit", out, str(damaged)])
-    assert "10-entry observations; these rules need 848" in _error(capsys, ["fit", out, str(other)])
+    assert "10-entry observations; these rules need 954" in _error(capsys, ["fit", out, str(other)])
     assert "is a directory" in _error(capsys, ["fit", str(tmp_path), str(other)])
     assert "--epochs" in _error(capsys, ["fit", out, str(other), "--epochs", "0"])
     assert "checkpoint not found" in _error(capsys, ["fit", out, str(other), "--init", str(tmp_path / "no.pt")])
@@ -170,4 +171,4 @@ def _separate() -> torch.nn.Module:
     from agents.networks import ActorCritic, NetworkShape
 
     shape = NetworkShape.from_dict({**make_agent(PPO_POLICY_SPEC).network.shape.to_dict(), "shared_trunk": False})
-    return ActorCritic(shape, np.ones(848, np.float32))
+    return ActorCritic(shape, np.ones(954, np.float32))

@@ -276,7 +276,7 @@ def test_render_mode_checked() -> None:
 
 @pytest.mark.parametrize("trained, playing", [(4, 3), (4, 2), (3, 4), (3, 2), (2, 3)])
 def test_a_policy_of_another_table_size_is_refused_in_one_line(trained: int, playing: int, tmp_path: Path) -> None:
-    """The observation's size depends on the number of players: every way a policy is loaded names the table sizes
+    """A policy trained at one table size plays no other: every way a policy is loaded names the table sizes
     (before the layout) and where to train one, for ckpt: agents, the bytes of evaluation workers and init_from."""
     pytest.importorskip("torch")
     from test_play import table_rules, write_policy_checkpoint
@@ -289,7 +289,10 @@ def test_a_policy_of_another_table_size_is_refused_in_one_line(trained: int, pla
     path = write_policy_checkpoint(tmp_path / "policy.pt", table_rules(trained))
     config = table_rules(playing)
     recipe = "configs/ppo_selfplay.yaml" if playing == 4 else f"configs/individual{playing}.yaml"
-    words = f"was trained for {trained} players; these games have {playing} (train one for {playing} players: {recipe})"
+    words = (
+        f"was trained for {trained} players; these games have {playing} "
+        f"(train one for {playing} players: {recipe}, or for every table: configs/mixed_rules.yaml)"
+    )
     with pytest.raises(AgentSpecError) as refused:
         make_agent(f"ckpt:{path}", config)
     assert str(refused.value) == f"agent spec ckpt:{path}: checkpoint {path} {words}"

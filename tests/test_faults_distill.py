@@ -42,7 +42,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     np.savez(root / "nan.npz", **{**good, "values": np.full_like(good["values"], np.nan)})
     (root / "cut.npz").write_bytes((root / "good.npz").read_bytes()[:200])
     with zipfile.ZipFile(root / "huge.npz", "w") as archive:  # headers claiming 12M rows, no data behind them
-        for key, descr, width in (("observations", "|u1", 848), ("masks", "|b1", 133), ("values", "<f4", 133)):
+        for key, descr, width in (("observations", "|u1", 954), ("masks", "|b1", 133), ("values", "<f4", 133)):
             with archive.open(f"{key}.npy", "w") as member:
                 header = {"descr": descr, "fortran_order": False, "shape": (12_000_000, width)}
                 np.lib.format.write_array_header_1_0(member, header)

@@ -7,7 +7,9 @@ often, for low bids and throw-ins; under ``renege="penalty"`` now and then a hel
 set, a renege) until every match is over. A step's digest covers the mask, the actor's observation and
 full state, the rewards, terminations, truncations and every deal summary field, the scores and the
 phase and actor of every game. Record again (only when the rules or a layout change on purpose) with
-``python tests/test_golden.py --record``.
+``python tests/test_golden.py --record``. The observation layout's version 2 (2026-12-06) was recorded after its
+observations and full states, cut back to version 1's entries (:mod:`pedro_env.layout_v1`), reproduced every
+step of the version-1 record.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ recorded again when a player with no partner still to speak came to search the b
 ``python tests/test_lookahead_golden.py --record`` records them again (only when a change of decisions is meant).
 
 The file holds, per config ``i``: ``config_i`` (its overrides as JSON), ``observations_i`` (k, D) uint8,
-``masks_i`` (k, 133) bool and ``actions_i`` (k,) int16.
+``masks_i`` (k, 133) bool and ``actions_i`` (k,) int16. The positions were moved to the observation layout's version 2
+(2026-12-06) entry by entry (:mod:`pedro_env.layout_v1`); the decisions there are the recorded ones.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@ the layout table in pedro_env/encoding.py, and observation_scale keeps entries s
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from functools import cache
 from typing import Any
@@ -15,7 +14,13 @@ import pedro_env
 from pedro_env.cards import RuleTables
 from pedro_env.config import make_config
 from pedro_env.encoding import ObservationEncoder
-from pedro_env.observation_layout import observation_offsets, observation_scale
+from pedro_env.observation_layout import (
+    OBSERVATION_SIZE,
+    RULE_SWITCHES,
+    observation_offsets,
+    observation_scale,
+    piece_slices,
+)
 from pedro_env.state import PedroState
 
 from conftest import PASS, TOTAL_POINTS, cards_of, random_legal_actions, ref_card_points
@@ -80,7 +85,9 @@ def finished_state(config: dict[str, Any], seed: int) -> tuple[Any, PedroState]:
 
 
 def reference_pieces(state: PedroState, viewer: int, config: Any) -> list[tuple[str, list[int]]]:
-    """The observation of ``viewer`` for game 0 of ``state``, piece by piece, straight from the layout table."""
+    """The observation of ``viewer`` for game 0 of ``state``, piece by piece, straight from the layout table: seat
+    pieces of 4 blocks, team pieces of 3, bid blocks of 25 (the largest total points, 23, plus 2), 0s where the
+    config has no such seat, team or bid."""
     n, teams, total = config.num_players, config.num_teams, TOTAL_POINTS[config.variant]
     seat_at = [(viewer + r) % n for r in range(n)]  # relative seat -> absolute seat
     my_team = viewer % teams
@@ -95,6 +102,12 @@ def reference_pieces(state: PedroState, viewer: int, config: Any) -> list[tuple[
     def one_hot(size: int, index: int | None) -> list[int]:
         return [int(i == index) for i in range(size)]
 
+    def seats(values: list[int], width: int = 1) -> list[int]:
+        return values + [0] * (width * (4 - n))
+
+    def teams_of(values: list[int], width: int = 1) -> list[int]:
+        return values + [0] * (width * (3 - teams))
+
     def relative(seat: int) -> int | None:
         return None if seat < 0 else (seat - viewer) % n
 
@@ -105,44 +118,52 @@ def reference_pieces(state: PedroState, viewer: int, config: Any) -> list[tuple[
     bids: list[int] = []
     for seat in seat_at:
         bid = int(state.bids[0, seat])  # -1 not yet spoken, 0 passed, k bid k
-        bids += one_hot(total + 2, bid + 1)
+        bids += one_hot(25, bid + 1)
+    assert total + 2 <= 25
     points = []  # nothing is won before trumps are named
     for team in team_at:
         won = cards_of(state.won[0, team]) if trump >= 0 else []
         points.append(sum(ref_card_points(card, trump, config.variant) for card in won))
+    rules = [int(getattr(config, key) == value) for key, value in RULE_SWITCHES] + [config.min_bid]
     return [
         ("hand", card_flags(state.hands[0, viewer])),
         ("open_draws", card_flags(state.open_draws[0])),
-        ("discards", sum((card_flags(state.discards[0, s]) for s in seat_at), [])),
+        ("discards", seats(sum((card_flags(state.discards[0, s]) for s in seat_at), []), 52)),
         ("set_aside", card_flags(state.set_aside[0])),
-        ("played", sum((card_flags(state.played[0, s]) for s in seat_at), [])),
+        ("played", seats(sum((card_flags(state.played[0, s]) for s in seat_at), []), 52)),
         ("trick", card_flags(trick_cards)),
-        ("won", sum((card_flags(state.won[0, t]) for t in team_at), [])),
+        ("won", teams_of(sum((card_flags(state.won[0, t]) for t in team_at), []), 52)),
         ("phase", one_hot(4, phase if phase < 4 else None)),
-        ("dealer", one_hot(n, relative(int(state.dealer[0])))),
-        ("bids", bids),
-        ("maker", one_hot(n, relative(int(state.maker[0])) if state.maker[0] >= 0 else None)),
+        ("dealer", seats(one_hot(n, relative(int(state.dealer[0]))))),
+        ("bids", seats(bids, 25)),
+        ("maker", seats(one_hot(n, relative(int(state.maker[0])) if state.maker[0] >= 0 else None))),
         ("trump", one_hot(4, trump if trump >= 0 else None)),
-        ("done", [int(state.done[0, s]) for s in seat_at]),
-        ("drawn", [int(state.drawn[0, s]) for s in seat_at]),
-        ("hand_sizes", [len(cards_of(state.hands[0, s])) for s in seat_at]),
+        ("done", seats([int(state.done[0, s]) for s in seat_at])),
+        ("drawn", seats([int(state.drawn[0, s]) for s in seat_at])),
+        ("hand_sizes", seats([len(cards_of(state.hands[0, s])) for s in seat_at])),
         ("stock_left", [int(np.count_nonzero(state.in_stock[0]))]),
         ("robbing", [int(bool(state.robbing[0]))]),
-        ("trick_leader", one_hot(n, relative(int(state.trick_leader[0])) if phase == PLAY else None)),
-        ("voids", sum(([int(state.voids[0, s]) >> suit & 1 for suit in range(4)] for s in seat_at), [])),
+        ("trick_leader", seats(one_hot(n, relative(int(state.trick_leader[0])) if phase == PLAY else None))),
+        ("voids", seats(sum(([int(state.voids[0, s]) >> suit & 1 for suit in range(4)] for s in seat_at), []), 4)),
         ("tricks_done", [int(state.tricks_done[0])]),
-        ("points", points),
+        ("points", teams_of(points)),
         (
             "to_go",
-            [min(max(config.target_score - int(state.scores[0, t]), 0), 2 * config.target_score, 255) for t in team_at],
+            teams_of(
+                [
+                    min(max(config.target_score - int(state.scores[0, t]), 0), 2 * config.target_score, 255)
+                    for t in team_at
+                ]
+            ),
         ),
         ("target", [min(config.target_score, 255)]),
+        ("rules", rules),
     ]
 
 
 def compare_with_reference(config: Any, state: PedroState, skip: tuple[str, ...] = ()) -> None:
     encoder = encoder_for(config)
-    offsets = observation_offsets(config)
+    offsets = piece_slices()
     for viewer in range(config.num_players):
         fast = encoder.encode(state, np.array([viewer]))[0]
         pieces = reference_pieces(state, viewer, config)
@@ -155,8 +176,7 @@ def compare_with_reference(config: Any, state: PedroState, skip: tuple[str, ...]
 
 
 def test_layout_offsets_follow_the_table() -> None:
-    config = make_config()
-    offsets = observation_offsets(config)
+    offsets = piece_slices()
     sizes = {name: piece.stop - piece.start for name, piece in offsets.items()}
     assert sizes == {
         "hand": 52,
@@ -165,10 +185,10 @@ def test_layout_offsets_follow_the_table() -> None:
         "set_aside": 52,
         "played": 208,
         "trick": 52,
-        "won": 104,
+        "won": 156,
         "phase": 4,
         "dealer": 4,
-        "bids": 64,
+        "bids": 100,
         "maker": 4,
         "trump": 4,
         "done": 4,
@@ -179,23 +199,28 @@ def test_layout_offsets_follow_the_table() -> None:
         "trick_leader": 4,
         "voids": 16,
         "tricks_done": 1,
-        "points": 2,
-        "to_go": 2,
+        "points": 3,
+        "to_go": 3,
         "target": 1,
+        "rules": 16,
     }
     starts = [piece.start for piece in offsets.values()]
     assert starts == sorted(starts) and starts[0] == 0
     assert all(a.stop == b.start for a, b in zip(list(offsets.values()), list(offsets.values())[1:]))
+    assert list(offsets.values())[-1].stop == OBSERVATION_SIZE == 954
 
 
-def test_documented_size_matches() -> None:
-    """The layout's docstring states the size for cinch with four players ("cinch, four players: N entries")."""
-    import pedro_env.observation_layout
-
-    documented = re.search(r"cinch, four players: (\d+) entries", pedro_env.observation_layout.__doc__ or "")
-    assert documented is not None
-    env = pedro_env.env()
-    assert env.observation_space("player_0")["observation"].shape == (int(documented.group(1)),)
+@pytest.mark.parametrize(
+    "rules", [{}, {"num_players": 3, "scoring": "simple"}, {"num_players": 2, "variant": "sancho", "six_card": True}]
+)
+def test_every_config_has_one_size_and_fills_its_first_blocks(rules: dict[str, Any]) -> None:
+    """Every env has the one size; a config's offsets are the first blocks of each piece (its seats and teams)."""
+    config = make_config(**rules)
+    env = pedro_env.env(**rules)
+    assert env.observation_space("player_0")["observation"].shape == (OBSERVATION_SIZE,)
+    for name, used in observation_offsets(config).items():
+        whole = piece_slices()[name]
+        assert used.start == whole.start and used.stop <= whole.stop
 
 
 @pytest.mark.parametrize("name", list(STATE_CONFIGS))

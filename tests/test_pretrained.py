@@ -20,7 +20,7 @@ from agents import (  # noqa: E402
     pretrained_path,
 )
 from agents.checkpoint import load_checkpoint  # noqa: E402
-from agents.policy import PolicyAgent, observation_layout  # noqa: E402
+from agents.policy import PolicyAgent, check_readable, migrated_payload  # noqa: E402
 from arena.evaluate import evaluate  # noqa: E402
 from pedro_env.config import make_config  # noqa: E402
 from pedro_env.vector import PedroVectorEnv  # noqa: E402
@@ -35,7 +35,7 @@ def test_the_shipped_policies_are_small_and_load_with_weights_only(path) -> None
     assert "optimizer" not in payload and "env" not in payload  # the policy alone, no training state
     rules = make_config(**payload["config"]["env"])
     assert rules == make_config()  # trained on the default rules
-    assert payload["observation_layout"] == observation_layout(rules)  # and on today's observation layout
+    check_readable(payload, rules, path.name)  # its recorded layout reads today's games
 
 
 INDIVIDUAL_RULES = {2: {"num_players": 2}, 3: {"num_players": 3, "scoring": "simple"}}
@@ -50,7 +50,7 @@ def test_the_individual_policies_are_shipped_for_their_table_size(num_players: i
     assert "optimizer" not in payload
     rules = make_config(**payload["config"]["env"])
     assert rules == make_config(**INDIVIDUAL_RULES[num_players])
-    assert payload["observation_layout"] == observation_layout(rules)
+    check_readable(payload, rules, path.name)
     assert not str(payload["exported"]["source"]).startswith("/")  # a run name, not a path of the machine that made it
 
 
@@ -80,7 +80,7 @@ def test_pretrained_records_its_distillation_from_the_ppo_policy_and_bids_as_it_
 
 
 def test_search_policy_models_the_players_with_the_ppo_policy_unless_told() -> None:
-    ppo = load_checkpoint(PPO_POLICY_PATH)["model"]
+    ppo = migrated_payload(load_checkpoint(PPO_POLICY_PATH))["model"]
     for spec, models_with_ppo in (("search:policy", True), ("search:policy,policy=pretrained", False)):
         weights = make_agent(spec).policy.network.state_dict()
         same = weights.keys() == ppo.keys() and all(torch.equal(weights[name], ppo[name]) for name in ppo)

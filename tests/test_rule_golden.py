@@ -8,7 +8,8 @@ random among the legal ones (so the positions leave the heuristic's own paths), 
 tests/test_rule_agents.py (every section-9 switch, 2 to 4 players): up to :data:`PER_PHASE` positions of
 each phase with a choice per config, taken in play order. The file holds, per config ``i``: ``config_i``
 (its overrides as JSON), ``observations_i`` (k, D) uint8, ``masks_i`` (k, 133) bool and ``actions_i``
-(k, len(SPECS)) int16, one column per spec of :data:`SPECS`.
+(k, len(SPECS)) int16, one column per spec of :data:`SPECS`. The positions were moved to the observation
+layout's version 2 (2026-12-06) entry by entry (:mod:`pedro_env.layout_v1`); the decisions there are the recorded ones.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ from pathlib import Path
 from agents.rule_based import CAUTIOUS, HEURISTIC, Personality
 from pedro_env.actions import ACTION_GROUPS, action_to_str
 from pedro_env.cli import OneLineErrorParser
-from pedro_env.config import ALLOWED_VALUES, PedroConfig, field_docs, make_config
-from pedro_env.observation_layout import PIECES, ObservationPiece, observation_offsets, observation_size
+from pedro_env.config import ALLOWED_VALUES, PedroConfig, field_docs
+from pedro_env.observation_layout import PIECES, RULE_SWITCHES, ObservationPiece, piece_slices
 from train.config import config_reference
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -52,40 +52,33 @@ def actions_table() -> str:
     return "\n".join(rows)
 
 
-_BLOCKS = {"one": "", "seat": "n", "team": "T"}
+_BLOCKS = {"one": "", "seat": "4", "team": "3"}
 
 
 def piece_size_rule(piece: ObservationPiece) -> str:
-    """A piece's size as a formula of n (players), T (teams) and P (total points): ``n * 52``, ``T``, ``P + 2``."""
-    width = f"(P + {piece.width})" if piece.plus_points else str(piece.width)
+    """A piece's size as blocks times width: ``4 * 52`` (a block per relative seat), ``3`` (per relative team)."""
     blocks = _BLOCKS[piece.blocks]
     if not blocks:
-        return width.strip("()") if piece.plus_points else width
-    return blocks if width == "1" else f"{blocks} * {width}"
+        return str(piece.width)
+    return blocks if piece.width == 1 else f"{blocks} * {piece.width}"
 
 
 def observation_table() -> str:
-    offsets = observation_offsets(PedroConfig())
-    rows = ["| piece | size | indices (4 players, Cinch) | meaning |", "|---|---|---|---|"]
+    rows = ["| piece | size | indices | meaning |", "|---|---|---|---|"]
     for piece in PIECES:
-        where = offsets[piece.name]
+        where = piece_slices()[piece.name]
         indices = f"{where.start}" if where.stop - where.start == 1 else f"{where.start} .. {where.stop - 1}"
         rows.append(f"| `{piece.name}` | {piece_size_rule(piece)} | {indices} | {_markdown(piece.meaning)} |")
     return "\n".join(rows)
 
 
-def observation_sizes_table() -> str:
-    variants = ALLOWED_VALUES["variant"]
-    rows = [
-        "| players | " + " | ".join(f"`{variant}`" for variant in variants) + " |",
-        "|---" * (len(variants) + 1) + "|",
-    ]
-    for players in (4, 3, 2):
-        sizes = []
-        for variant in variants:
-            scoring = "simple" if players == 3 else "difference"
-            sizes.append(str(observation_size(make_config(num_players=players, variant=variant, scoring=scoring))))
-        rows.append(f"| {players} | " + " | ".join(sizes) + " |")
+def observation_rules_table() -> str:
+    start = piece_slices()["rules"].start
+    rows = ["| index | entry | 1 when |", "|---|---|---|"]
+    for offset, (key, value) in enumerate(RULE_SWITCHES):
+        shown = "true" if value is True else value
+        rows.append(f"| {start + offset} | `{key}={shown}` | the config's `{key}` is `{value!r}` |")
+    rows.append(f"| {start + len(RULE_SWITCHES)} | `min_bid` | a count: the lowest bid allowed |")
     return "\n".join(rows)
 
 
@@ -124,7 +117,7 @@ PAGES: dict[str, dict[str, Callable[[], str]]] = {
         "rules-config": rules_table,
         "actions": actions_table,
         "observation": observation_table,
-        "observation-sizes": observation_sizes_table,
+        "observation-rules": observation_rules_table,
     },
     "docs/agents.md": {"rule-options": rule_options_table},
     "docs/training.md": {"train-config": train_table},

@@ -31,7 +31,7 @@ import torch
 from agents import PPO_POLICY_PATH, PPO_POLICY_SPEC, AgentSpecError, parse_spec
 from agents.checkpoint import LATEST_NAME, CheckpointError, load_checkpoint, save_checkpoint
 from agents.networks import ActorCritic, NetworkShape, masked_log_probs
-from agents.policy import PolicyAgent, check_layout, network_from_checkpoint
+from agents.policy import PolicyAgent, check_layout, network_from_checkpoint, observation_layout
 from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, relabelled_actions
 from pedro_env.cards import SUIT_SYMMETRIES
 from pedro_env.cli import (
@@ -334,7 +334,7 @@ def distilled_policy(payload: dict, network: ActorCritic, sources: Sequence[str]
         "config": payload["config"],
         "network": network.shape.to_dict(),
         "model": {key: value.detach().clone() for key, value in network.state_dict().items()},
-        "observation_layout": payload.get("observation_layout"),
+        "observation_layout": observation_layout(),  # the network's: a policy of layout version 1 was migrated
         "exported": {
             "source": "train.distill fit",
             "labels": [str(path) for path in sources],

@@ -32,6 +32,7 @@ from agents.rule_kernels.inputs import (
 from pedro_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_OFFSET
 from pedro_env.kernels.bits import ZERO, load_card_bits, popcount
 from pedro_env.kernels.inputs import O_BIDS, O_DEALER, O_HAND, O_MAKER
+from pedro_env.observation_layout import BID_WIDTH
 
 
 @njit(cache=True, inline="always")
@@ -119,7 +120,7 @@ def bid_action(observations, masks, g, pieces, ints, floats):
     hand = load_card_bits(observations, g, pieces[O_HAND])
     dealer = first_set(observations, g, pieces[O_DEALER], n)
     estimate, _ = best_estimate(hand, dealer == 0, ints, floats)
-    width = total + 2  # one-hot per seat: not yet spoken, passed, bid 1 .. total
+    width = BID_WIDTH  # one-hot per seat: not yet spoken, passed, bid 1 .. total (0s past it)
     high = 0
     for seat in range(n):
         high = max(high, first_set(observations, g, pieces[O_BIDS] + seat * width, width) - 1)

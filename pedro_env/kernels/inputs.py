@@ -7,7 +7,9 @@
 - ``params`` (int64, ``P_*`` below): the config's rule switches and sizes, from :func:`config_params`.
 - ``tab`` (int64, ``T_*`` of :mod:`pedro_env.cards`): the variant's lookup tables flattened.
 - ``pieces`` (int64, ``O_*``, from :data:`pedro_env.observation_layout.PIECE_INDEX`): each observation piece's start.
-- ``statics``: params, pieces, the to_go cap and tab in one array (:func:`pack_statics`).
+- ``rules`` (int64, ``RULES_WIDTH``): the observation's ``rules`` piece of the config
+  (:func:`pedro_env.observation_layout.rules_entries`).
+- ``statics``: params, pieces, the to_go cap, rules and tab in one array (:func:`pack_statics`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from pedro_env.kernels.cache import announce_compiling
-from pedro_env.observation_layout import PIECE_INDEX, PIECES
+from pedro_env.observation_layout import PIECE_INDEX, PIECES, RULES_WIDTH
 from pedro_env.state import FIELD_INDEX
 
 # state fields, in PedroState order
@@ -112,6 +114,7 @@ O_TRICKS_DONE = PIECE_INDEX["tricks_done"]
 O_POINTS = PIECE_INDEX["points"]
 O_TO_GO = PIECE_INDEX["to_go"]
 O_TARGET = PIECE_INDEX["target"]
+O_RULES = PIECE_INDEX["rules"]
 NUM_PIECES = len(PIECES)
 
 
@@ -143,19 +146,28 @@ def config_params(config) -> np.ndarray:
 # ---------------------------------------------------------------- one array of a config's constant inputs
 
 
-S_PIECES = NUM_PARAMS  # statics: params, then the observation's piece starts, the to_go cap, the tables
+S_PIECES = NUM_PARAMS  # statics: params, the observation's piece starts, the to_go cap, the rules, the tables
 S_TO_GO_CAP = S_PIECES + NUM_PIECES
-S_TABLE = S_TO_GO_CAP + 1
+S_RULES = S_TO_GO_CAP + 1
+S_TABLE = S_RULES + RULES_WIDTH
 
 
-def pack_statics(params: np.ndarray, pieces: np.ndarray, to_go_cap: int, tab: np.ndarray) -> np.ndarray:
-    """Everything a config fixes, in one int64 array (one kernel argument instead of four)."""
-    statics = np.concatenate([params, pieces, np.array([to_go_cap], dtype=np.int64), tab]).astype(np.int64)
+def pack_statics(
+    params: np.ndarray, pieces: np.ndarray, to_go_cap: int, rules: np.ndarray, tab: np.ndarray
+) -> np.ndarray:
+    """Everything a config fixes, in one int64 array (one kernel argument instead of five)."""
+    statics = np.concatenate([params, pieces, np.array([to_go_cap], dtype=np.int64), rules, tab]).astype(np.int64)
     statics.setflags(write=False)
     return statics
 
 
 @njit(cache=True, inline="always")
 def unpack_statics(statics):
-    """(params, tab, pieces, to_go_cap) views of :func:`pack_statics`'s array."""
-    return statics[:NUM_PARAMS], statics[S_TABLE:], statics[S_PIECES:S_TO_GO_CAP], statics[S_TO_GO_CAP]
+    """(params, tab, pieces, to_go_cap, rules) views of :func:`pack_statics`'s array."""
+    return (
+        statics[:NUM_PARAMS],
+        statics[S_TABLE:],
+        statics[S_PIECES:S_TO_GO_CAP],
+        statics[S_TO_GO_CAP],
+        statics[S_RULES:S_TABLE],
+    )

@@ -53,6 +53,7 @@ from pedro_env.kernels.inputs import (
     O_PHASE,
     O_POINTS,
     O_ROBBING,
+    O_RULES,
     O_STOCK_LEFT,
     O_TARGET,
     O_TO_GO,
@@ -73,6 +74,7 @@ from pedro_env.kernels.inputs import (
 )
 from pedro_env.kernels.scoring import team_points
 from pedro_env.kernels.tricks import legal_play_set
+from pedro_env.observation_layout import BID_WIDTH, MAX_PLAYERS, MAX_TEAMS, OBSERVATION_SIZE
 from pedro_env.state import BID, DISCARD, OVER, PLAY, TRUMP
 
 
@@ -123,21 +125,22 @@ def legal_mask_of(u8, i8, u64, eo, params, tab, g, mask):
 
 
 @njit(cache=True, _nrt=False)
-def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out):
+def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, rules, viewer, out):
     """Fill ``out`` (B, D) uint8 with each game's observation from seat ``viewer[g]`` (pedro_env.encoding);
     an ``out`` of (B, D + n*52 + 52) also gets every relative seat's hand and the unseen stock (the full state).
     Allocates nothing, so it runs without reference counting."""
     u8, i8, i16, i32, i64, u64, f32 = typed_views(buf)
     for g in range(b):
-        encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, viewer[g], out)
+        encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, rules, g, viewer[g], out)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, v, out):
-    """Row ``g`` of :func:`encode_games`: game ``g`` seen from seat ``v``."""
-    n, teams, stock_size, total = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK], params[P_TOTAL]
+def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, rules, g, v, out):
+    """Row ``g`` of :func:`encode_games`: game ``g`` seen from seat ``v``. Seats and teams past the config's are
+    left 0 (the layout has :data:`MAX_PLAYERS` seat blocks and :data:`MAX_TEAMS` team blocks)."""
+    n, teams, stock_size = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK]
     target = params[P_TARGET]
-    size = pieces[O_TARGET] + 1
+    size = OBSERVATION_SIZE
     full = out.shape[1] > size
     # offsets as locals: read once, not again after every store into ``out`` (which might alias them)
     p_target = pieces[O_TARGET]
@@ -158,6 +161,7 @@ def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, v, out)
     p_stock_left = pieces[O_STOCK_LEFT]
     p_robbing = pieces[O_ROBBING]
     p_tricks_done = pieces[O_TRICKS_DONE]
+    p_rules = pieces[O_RULES]
     e_hands = eo[F_HANDS]
     e_open_draws = eo[F_OPEN_DRAWS]
     e_set_aside = eo[F_SET_ASIDE]
@@ -179,27 +183,32 @@ def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, v, out)
     e_tricks_done = eo[F_TRICKS_DONE]
     e_in_stock = eo[F_IN_STOCK]
     e_stock = eo[F_STOCK]
-    cards_end = p_won + 52 * teams  # the card pieces are the first ones, hand .. won, one after another
+    cards_end = p_won + 52 * MAX_TEAMS  # the card pieces are the first ones, hand .. won, one after another
     my_team = params[P_TEAM_OF_SEAT + v]
-    # the card pieces, in layout order: hand, open draws, discards (n), set aside, played (n), trick, won (T)
+    # the card pieces, in layout order: hand, open draws, discards (4), set aside, played (4), trick, won (3)
     store_card_bytes(out, g, p_hand, u64[e_hands + g * n + v])
     store_card_bytes(out, g, p_hand + 52, u64[e_open_draws + g])
-    store_card_bytes(out, g, p_hand + 52 * (2 + n), u64[e_set_aside + g])
+    store_card_bytes(out, g, p_hand + 52 * (2 + MAX_PLAYERS), u64[e_set_aside + g])
     trick_set = ZERO
     for r in range(n):
         i = g * n + seat_after(v, r, n)
         store_card_bytes(out, g, p_hand + 52 * (2 + r), u64[e_discards + i])
-        store_card_bytes(out, g, p_hand + 52 * (3 + n + r), u64[e_played + i])
+        store_card_bytes(out, g, p_hand + 52 * (3 + MAX_PLAYERS + r), u64[e_played + i])
         if i8[e_trick + i] >= 0:
             trick_set |= card_bit(i8[e_trick + i])
-    store_card_bytes(out, g, p_hand + 52 * (3 + 2 * n), trick_set)
+    for r in range(n, MAX_PLAYERS):
+        store_card_bytes(out, g, p_hand + 52 * (2 + r), ZERO)
+        store_card_bytes(out, g, p_hand + 52 * (3 + MAX_PLAYERS + r), ZERO)
+    store_card_bytes(out, g, p_hand + 52 * (3 + 2 * MAX_PLAYERS), trick_set)
     for t in range(teams):
         store_card_bytes(out, g, p_won + 52 * t, u64[e_won + g * teams + seat_after(my_team, t, teams)])
+    for t in range(teams, MAX_TEAMS):
+        store_card_bytes(out, g, p_won + 52 * t, ZERO)
     zero_bytes(out, g, cards_end, size - cards_end)  # the rest of the observation, before the writes below
     total_drawn = 0
     for r in range(n):
         i = g * n + seat_after(v, r, n)
-        out[g, p_bids + r * (total + 2) + 1 + i8[e_bids + i]] = 1
+        out[g, p_bids + r * BID_WIDTH + 1 + i8[e_bids + i]] = 1
         out[g, p_done + r] = u8[e_done + i]
         out[g, p_drawn + r] = i8[e_drawn + i]
         out[g, p_hand_sizes + r] = popcount(u64[e_hands + i])
@@ -225,25 +234,31 @@ def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, v, out)
     out[g, p_robbing] = u8[e_robbing + g]
     out[g, p_tricks_done] = i8[e_tricks_done + g]
     out[g, p_target] = min(target, 255)
+    for k in range(rules.shape[0]):
+        out[g, p_rules + k] = rules[k]
     if full:
         for r in range(n):
             store_card_bytes(out, g, size + 52 * r, u64[e_hands + g * n + seat_after(v, r, n)])
+        for r in range(n, MAX_PLAYERS):
+            store_card_bytes(out, g, size + 52 * r, ZERO)
         unseen = ZERO
         for i in range(stock_size):
             if u8[e_in_stock + g * stock_size + i]:
                 unseen |= card_bit(i8[e_stock + g * stock_size + i])
-        store_card_bytes(out, g, size + 52 * n, unseen)
+        store_card_bytes(out, g, size + 52 * MAX_PLAYERS, unseen)
 
 
 @njit(cache=True)
 def encode_observations(buf, eo, b, statics, viewer, out):
     """:func:`encode_games` with the config's constant inputs in one array."""
-    params, tab, pieces, to_go_cap = unpack_statics(statics)
-    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, out)
+    params, tab, pieces, to_go_cap, rules = unpack_statics(statics)
+    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, rules, viewer, out)
 
 
 @njit(cache=True)
 def aec_observe(buf, eo, statics, viewer, out):
     """The observation of a batch of one from seat ``viewer`` (1,) int64 into ``out`` (D,) uint8."""
-    params, tab, pieces, to_go_cap = unpack_statics(statics)
-    encode_games(buf, eo, viewer.shape[0], params, tab, pieces, to_go_cap, viewer, out.reshape((1, out.shape[0])))
+    params, tab, pieces, to_go_cap, rules = unpack_statics(statics)
+    encode_games(
+        buf, eo, viewer.shape[0], params, tab, pieces, to_go_cap, rules, viewer, out.reshape((1, out.shape[0]))
+    )

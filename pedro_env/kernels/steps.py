@@ -115,7 +115,7 @@ def aec_step(buf, eo, statics, actions, hashed, pending, mask, taken, deck, keys
     scratch), then :func:`legal_masks` into ``mask`` (1, 133) bool, and what the env reads after a step as one
     status word (``AEC_*`` bits, the next actor above them), so the caller reads no state field. A deal
     waiting for the caller's deck leaves the mask to the caller."""
-    params, tab, _, _ = unpack_statics(statics)
+    params, tab, _, _, _ = unpack_statics(statics)
     u8, i8, _, _, _, _, _ = typed_views(buf)
     b = actions.shape[0]  # 1, as a runtime int: a literal 1 would compile step_games and its helpers again for it
     waiting = step_games(buf, eo, b, params, tab, actions, hashed, pending, taken, deck, keys, points, delta)
@@ -158,7 +158,7 @@ def vector_step(
     step allocates nothing itself (a restarted match's deal does) and runs without reference counting.
     Returns 1 if a deal ended, else 0.
     """
-    params, tab, pieces, to_go_cap = unpack_statics(statics)
+    params, tab, pieces, to_go_cap, rules = unpack_statics(statics)
     u8, i8, i16, i32, i64, u64, f32 = typed_views(buf)
     n, teams = params[P_PLAYERS], params[P_TEAMS]
     for g in range(b):
@@ -206,7 +206,7 @@ def vector_step(
     legal_masks(buf, eo, b, params, tab, next_mask)
     for g in range(b):
         viewer[g] = actor[g] = i8[eo[F_ACTOR] + g]
-    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, viewer, obs)
+    encode_games(buf, eo, b, params, tab, pieces, to_go_cap, rules, viewer, obs)
     return 1 if any_deal else 0
 
 
