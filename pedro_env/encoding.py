@@ -12,7 +12,7 @@ import numpy as np
 
 from pedro_env.cards import RuleTables
 from pedro_env.config import PedroConfig
-from pedro_env.kernels.inputs import config_params, pack_statics
+from pedro_env.kernels.inputs import config_params, pack_statics, rules_statics
 from pedro_env.kernels.observations import encode_observations
 from pedro_env.observation_layout import (
     CARD_SET,
@@ -45,7 +45,7 @@ class ObservationEncoder:
         self.params, self.kernel_table = config_params(config), tables.kernel_table
         self.to_go_cap = to_go_cap(config)
         self.statics = pack_statics(
-            self.params, self.piece_starts, self.to_go_cap, rules_entries(config).astype(np.int64), self.kernel_table
+            self.params, self.piece_starts, self.to_go_cap, rules_statics(rules_entries(config)), self.kernel_table
         )
 
     def _encode(self, state: PedroState, viewer: np.ndarray, width: int, out: np.ndarray | None) -> np.ndarray:

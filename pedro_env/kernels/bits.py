@@ -98,7 +98,7 @@ def highest_card(x):
     return 63 - _leading_zeros(x)
 
 
-def _bits_as_bytes_store(width):
+def bits_as_bytes_store(width):
     """A compiled ``store(out, g, start, bits)``: the low ``width`` bits of uint64 ``bits`` as ``width`` bytes of
     0/1 into ``out[g, start : start + width]`` (C-contiguous 2D bytes, uint8 or bool; byte ``i`` = bit ``i``): the
     bits as a mask of 64 lanes widened to bytes (one masked move with AVX-512, a few shuffles with AVX2), and
@@ -129,9 +129,9 @@ def _bits_as_bytes_store(width):
     return store
 
 
-store_card_bytes = _bits_as_bytes_store(52)  # a card set as a 52-byte piece
-store_suit_bytes = _bits_as_bytes_store(4)  # a 4-bit suit set (voids) as 4 bytes
-_store_64_bytes = _bits_as_bytes_store(64)
+store_card_bytes = bits_as_bytes_store(52)  # a card set as a 52-byte piece
+store_suit_bytes = bits_as_bytes_store(4)  # a 4-bit suit set (voids) as 4 bytes
+_store_64_bytes = bits_as_bytes_store(64)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -170,7 +170,7 @@ def card_bit(card):
 def _bytes_as_bits_load(width):
     """A compiled ``load(array, g, start)``: ``array[g, start : start + width]`` (C-contiguous 2D bytes, uint8 or
     bool) as the low ``width`` bits of a uint64, bit ``i`` set where byte ``i`` is nonzero (the reverse of
-    :func:`_bits_as_bytes_store`): one load of ``width`` bytes compared with zero into a lane mask (a few
+    :func:`bits_as_bytes_store`): one load of ``width`` bytes compared with zero into a lane mask (a few
     byte compares and mask moves); no bounds check."""
     if config.DISABLE_JIT:  # plain Python, for a debugger
 

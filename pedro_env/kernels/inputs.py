@@ -7,8 +7,9 @@
 - ``params`` (int64, ``P_*`` below): the config's rule switches and sizes, from :func:`config_params`.
 - ``tab`` (int64, ``T_*`` of :mod:`pedro_env.cards`): the variant's lookup tables flattened.
 - ``pieces`` (int64, ``O_*``, from :data:`pedro_env.observation_layout.PIECE_INDEX`): each observation piece's start.
-- ``rules`` (int64, ``RULES_WIDTH``): the observation's ``rules`` piece of the config
-  (:func:`pedro_env.observation_layout.rules_entries`).
+- ``rules`` (int64, 2): the observation's ``rules`` piece of the config
+  (:func:`pedro_env.observation_layout.rules_entries`) as its flags' bits (bit ``i``: entry ``i``) and its last
+  entry, ``min_bid`` (:func:`rules_statics`).
 - ``statics``: params, pieces, the to_go cap, rules and tab in one array (:func:`pack_statics`).
 """
 
@@ -149,7 +150,13 @@ def config_params(config) -> np.ndarray:
 S_PIECES = NUM_PARAMS  # statics: params, the observation's piece starts, the to_go cap, the rules, the tables
 S_TO_GO_CAP = S_PIECES + NUM_PIECES
 S_RULES = S_TO_GO_CAP + 1
-S_TABLE = S_RULES + RULES_WIDTH
+S_TABLE = S_RULES + 2
+
+
+def rules_statics(entries: np.ndarray) -> np.ndarray:
+    """(2,) int64 of the ``rules`` piece's (RULES_WIDTH,) entries: its 0/1 flags as bits, then its last entry."""
+    flags = entries[: RULES_WIDTH - 1].astype(np.int64)
+    return np.array([int((flags << np.arange(flags.size)).sum()), int(entries[-1])], dtype=np.int64)
 
 
 def pack_statics(

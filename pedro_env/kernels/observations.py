@@ -9,6 +9,7 @@ from numba import njit
 from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, NUM_ACTIONS, PASS_ACTION, PLAY_OFFSET, TRUMP_OFFSET
 from pedro_env.kernels.bits import (
     ZERO,
+    bits_as_bytes_store,
     card_bit,
     popcount,
     seat_after,
@@ -74,8 +75,11 @@ from pedro_env.kernels.inputs import (
 )
 from pedro_env.kernels.scoring import team_points
 from pedro_env.kernels.tricks import legal_play_set
-from pedro_env.observation_layout import BID_WIDTH, MAX_PLAYERS, MAX_TEAMS, OBSERVATION_SIZE
+from pedro_env.observation_layout import BID_WIDTH, MAX_PLAYERS, OBSERVATION_SIZE, RULES_WIDTH
 from pedro_env.state import BID, DISCARD, OVER, PLAY, TRUMP
+
+RULE_FLAGS = RULES_WIDTH - 1  # the rules piece: its 0/1 flags, then min_bid
+store_rule_flags = bits_as_bytes_store(RULE_FLAGS)
 
 
 @njit(cache=True, _nrt=False)
@@ -137,7 +141,7 @@ def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, rules, viewer, out)
 @njit(cache=True, _nrt=False, inline="always")
 def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, rules, g, v, out):
     """Row ``g`` of :func:`encode_games`: game ``g`` seen from seat ``v``. Seats and teams past the config's are
-    left 0 (the layout has :data:`MAX_PLAYERS` seat blocks and :data:`MAX_TEAMS` team blocks)."""
+    left 0 (the layout has 4 seat blocks and 3 team blocks)."""
     n, teams, stock_size = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK]
     target = params[P_TARGET]
     size = OBSERVATION_SIZE
@@ -183,7 +187,6 @@ def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, rules, g, 
     e_tricks_done = eo[F_TRICKS_DONE]
     e_in_stock = eo[F_IN_STOCK]
     e_stock = eo[F_STOCK]
-    cards_end = p_won + 52 * MAX_TEAMS  # the card pieces are the first ones, hand .. won, one after another
     my_team = params[P_TEAM_OF_SEAT + v]
     # the card pieces, in layout order: hand, open draws, discards (4), set aside, played (4), trick, won (3)
     store_card_bytes(out, g, p_hand, u64[e_hands + g * n + v])
@@ -202,9 +205,8 @@ def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, rules, g, 
     store_card_bytes(out, g, p_hand + 52 * (3 + 2 * MAX_PLAYERS), trick_set)
     for t in range(teams):
         store_card_bytes(out, g, p_won + 52 * t, u64[e_won + g * teams + seat_after(my_team, t, teams)])
-    for t in range(teams, MAX_TEAMS):
-        store_card_bytes(out, g, p_won + 52 * t, ZERO)
-    zero_bytes(out, g, cards_end, size - cards_end)  # the rest of the observation, before the writes below
+    # the rest of the observation (the won blocks of teams the game lacks included), before the writes below
+    zero_bytes(out, g, p_won + 52 * teams, size - (p_won + 52 * teams))
     total_drawn = 0
     for r in range(n):
         i = g * n + seat_after(v, r, n)
@@ -234,8 +236,8 @@ def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, rules, g, 
     out[g, p_robbing] = u8[e_robbing + g]
     out[g, p_tricks_done] = i8[e_tricks_done + g]
     out[g, p_target] = min(target, 255)
-    for k in range(rules.shape[0]):
-        out[g, p_rules + k] = rules[k]
+    store_rule_flags(out, g, p_rules, np.uint64(rules[0]))
+    out[g, p_rules + RULE_FLAGS] = rules[1]
     if full:
         for r in range(n):
             store_card_bytes(out, g, size + 52 * r, u64[e_hands + g * n + seat_after(v, r, n)])
