@@ -1,9 +1,12 @@
 """The opponents of the games not in self-play: rule-based (or any) baseline agents and a league of frozen policies.
 
 Pool indices: ``0 .. len(baselines) - 1`` are the baselines in config order, then one index per
-league snapshot. The league is a ring of ``league_size`` snapshots of the policy's weights: a new
-snapshot replaces the oldest in place, so a game against that index goes on against the newer
-policy. League policies sample from their softmax (a frozen stochastic policy, as in self-play).
+league snapshot. The league (:class:`League`) is a ring of ``league_size`` snapshots of the policy's
+weights: a new snapshot replaces the oldest in place, so a game against that index goes on against
+the newer policy. League policies sample from their softmax (a frozen stochastic policy, as in
+self-play). A run across rule sets has a pool per rule set (its baselines play its rules, its win
+rates are its own) and one league, which every pool shares: its members meet all the rule sets' games
+in one stacked forward (:meth:`OpponentPool.act_baselines`, then :meth:`League.act`).
 
 Who is met (``opponent_sampling``):
 
@@ -60,8 +63,99 @@ class WinRates:
         self.matches = np.asarray(state["matches"], dtype=np.float64)
 
 
+class League:
+    """The ring of ``size`` frozen snapshots of the policy, with the training decisions at which each was taken."""
+
+    def __init__(
+        self,
+        size: int,
+        rules: PedroConfig,
+        shape: NetworkShape,
+        observation_scale: np.ndarray,
+        precision: torch.dtype = torch.float32,
+    ) -> None:
+        """``rules``: those the snapshots' agents are built for (the run's ``env``); ``precision``: the arithmetic of
+        their forward (the trainer's resolved ``precision`` for the CPU)."""
+        self.size = int(size)
+        self.rules = rules
+        self.shape = shape
+        self.observation_scale = observation_scale
+        self.precision = precision
+        self.agents: list[PolicyAgent] = []
+        self.decisions: list[int] = []  # decisions of training when each snapshot was taken
+        self.next_replace = 0  # ring position the next snapshot overwrites once the league is full
+        self._stacked: StackedLogits | None = None  # the members' networks in one forward (None: build on use)
+
+    def __len__(self) -> int:
+        return len(self.agents)
+
+    def add(self, network: ActorCritic, decisions: int) -> int | None:
+        """Freeze a copy of ``network``'s weights into the ring; returns the member it became (None with size 0)."""
+        if self.size == 0:
+            return None
+        weights = {name: tensor.detach().to("cpu", copy=True) for name, tensor in network.state_dict().items()}
+        self._stacked = None  # rebuilt on first use
+        if len(self.agents) < self.size:
+            self.agents.append(self._frozen_agent(weights))
+            self.decisions.append(int(decisions))
+            return len(self.agents) - 1
+        member = self.next_replace
+        self.agents[member].network.load_state_dict(weights)
+        self.decisions[member] = int(decisions)
+        self.next_replace = (member + 1) % self.size
+        return member
+
+    def _frozen_agent(self, weights: dict[str, torch.Tensor]) -> PolicyAgent:
+        """A sampling PolicyAgent on a network holding ``weights``."""
+        frozen = ActorCritic(self.shape, self.observation_scale)
+        frozen.load_state_dict(weights)
+        frozen.eval()
+        return PolicyAgent(self.rules, frozen, greedy=False)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "weights": [agent.network.state_dict() for agent in self.agents],
+            "decisions": list(self.decisions),
+            "next_replace": self.next_replace,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.agents, self.decisions, self._stacked = [], [], None
+        for weights, decisions in zip(state["weights"], state["decisions"]):
+            self.agents.append(self._frozen_agent(weights))
+            self.decisions.append(int(decisions))
+        self.next_replace = int(state["next_replace"])
+
+    def act(
+        self, members: np.ndarray, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """(G,) members, (G, D) observations, (G, 133) masks -> (G,) actions sampled from each member's
+        policy (Gumbel-max, as :meth:`PolicyAgent.act`), the members' networks stacked into one forward: each
+        member met in the step stacked, its rows padded to the most any member has."""
+        if self._stacked is None:
+            self._stacked = StackedLogits([agent.network for agent in self.agents], self.precision)
+        counts = np.bincount(members, minlength=len(self.agents))
+        rows = int(counts.max())
+        order = np.argsort(members, kind="stable")
+        slot = np.arange(members.size) - np.repeat(np.cumsum(counts) - counts, counts)  # row within its member
+        active = np.flatnonzero(counts)  # only the members met in this step are stacked
+        place = np.full(len(self.agents), -1, dtype=np.int64)
+        place[active] = np.arange(active.size)
+        stacked_obs = np.zeros((active.size, rows, observations.shape[1]), dtype=np.uint8)
+        stacked_masks = np.zeros((active.size, rows, action_masks.shape[1]), dtype=bool)
+        stack = place[members[order]]  # each row's slice of the stack, in ``order``
+        stacked_obs[stack, slot] = observations[order]
+        stacked_masks[stack, slot] = action_masks[order]
+        networks = None if active.size == len(self.agents) else torch.from_numpy(active)
+        logits = self._stacked(torch.from_numpy(stacked_obs), torch.from_numpy(stacked_masks), networks)
+        chosen = logits[torch.from_numpy(stack), torch.from_numpy(slot)].numpy()
+        actions = np.empty(members.size, dtype=np.int64)
+        actions[order] = gumbel_max_actions(chosen, rng)
+        return actions
+
+
 class OpponentPool:
-    """Baseline agents plus a ring of frozen snapshots of the policy."""
+    """Baseline agents plus a ring of frozen snapshots of the policy (its own :class:`League`, or one it shares)."""
 
     def __init__(
         self,
@@ -74,10 +168,11 @@ class OpponentPool:
         pfsp_exponent: float = 2.0,
         pfsp_floor: float = 0.05,
         precision: torch.dtype = torch.float32,
+        league: League | None = None,
     ) -> None:
-        """``precision``: the league's arithmetic (the trainer's resolved ``precision`` for the CPU)."""
+        """``precision``: the league's arithmetic (the trainer's resolved ``precision`` for the CPU); ``league``: a ring
+        of snapshots shared with other pools (default: a ring of ``league_size`` of its own)."""
         self.config = config
-        self.precision = precision
         self.baseline_specs = tuple(baseline_specs)
         self.baselines: list[Agent] = [make_agent(spec, config) for spec in baseline_specs]
         # the rule baselines decide together: one compiled call for every personality met
@@ -85,13 +180,7 @@ class OpponentPool:
         self.rule_group = RuleAgentGroup([self.baselines[i] for i in rule_members]) if rule_members else None
         self.rule_member = np.full(len(self.baselines), -1, dtype=np.int64)  # baseline -> its place in rule_group
         self.rule_member[rule_members] = np.arange(len(rule_members))
-        self.league_size = int(league_size)
-        self.shape = shape
-        self.observation_scale = observation_scale
-        self.league: list[PolicyAgent] = []
-        self._stacked: StackedLogits | None = None  # the league's networks in one forward (None: build on use)
-        self.league_decisions: list[int] = []  # decisions of training when each snapshot was taken
-        self.next_replace = 0  # ring position the next snapshot overwrites once the league is full
+        self.ring = league if league is not None else League(league_size, config, shape, observation_scale, precision)
         if sampling not in OPPONENT_SAMPLINGS:
             raise ValueError(f"opponent sampling {sampling!r} is not one of {', '.join(OPPONENT_SAMPLINGS)}")
         self.sampling = sampling
@@ -99,6 +188,19 @@ class OpponentPool:
         self.pfsp_floor = float(pfsp_floor)
         self.opponent_rates = WinRates(len(self.baselines) + self.league_size)  # the policy against each member
         self.partner_rates = WinRates(len(self.baselines))  # the policy with each baseline as its partner
+
+    @property
+    def league(self) -> list[PolicyAgent]:
+        """The league's frozen policies, in ring order."""
+        return self.ring.agents
+
+    @property
+    def league_decisions(self) -> list[int]:
+        return self.ring.decisions
+
+    @property
+    def league_size(self) -> int:
+        return self.ring.size
 
     def __len__(self) -> int:
         return len(self.baselines) + len(self.league)
@@ -118,20 +220,14 @@ class OpponentPool:
         return self.baseline_specs[index] if index < len(self.baselines) else "league"
 
     def add_snapshot(self, network: ActorCritic, decisions: int) -> None:
-        """Freeze a copy of ``network``'s weights into the league (no-op with ``league_size`` 0)."""
-        if self.league_size == 0:
-            return
-        weights = {name: tensor.detach().to("cpu", copy=True) for name, tensor in network.state_dict().items()}
-        self._stacked = None  # the league's stacked networks, rebuilt on first use
-        if len(self.league) < self.league_size:
-            self.league.append(self._frozen_agent(weights))
-            self.league_decisions.append(int(decisions))
-            self.opponent_rates.reset(len(self) - 1)
-            return
-        self.league[self.next_replace].network.load_state_dict(weights)
-        self.league_decisions[self.next_replace] = int(decisions)
-        self.opponent_rates.reset(len(self.baselines) + self.next_replace)
-        self.next_replace = (self.next_replace + 1) % self.league_size
+        """Freeze a copy of ``network``'s weights into the league (no-op with ``league_size`` 0); with a shared league
+        every other pool then calls :meth:`snapshot_taken`."""
+        self.snapshot_taken(self.ring.add(network, decisions))
+
+    def snapshot_taken(self, member: int | None) -> None:
+        """League member ``member`` (None: none) holds a new snapshot: the win rates against it start afresh."""
+        if member is not None:
+            self.opponent_rates.reset(len(self.baselines) + member)
 
     # -- who is met --------------------------------------------------------------------------
 
@@ -170,31 +266,21 @@ class OpponentPool:
         self.opponent_rates.record(opponents[opponents >= 0], outcomes[opponents >= 0])
         self.partner_rates.record(partners[partners >= 0], outcomes[partners >= 0])
 
-    def _frozen_agent(self, weights: dict[str, torch.Tensor]) -> PolicyAgent:
-        """A sampling PolicyAgent on a network holding ``weights``."""
-        frozen = ActorCritic(self.shape, self.observation_scale)
-        frozen.load_state_dict(weights)
-        frozen.eval()
-        return PolicyAgent(self.config, frozen, greedy=False)
+    def rates_state_dict(self) -> dict[str, Any]:
+        """The pool's own state: its win rates (the league's snapshots are the ring's)."""
+        return {"opponent_rates": self.opponent_rates.state_dict(), "partner_rates": self.partner_rates.state_dict()}
 
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "weights": [agent.network.state_dict() for agent in self.league],
-            "decisions": list(self.league_decisions),
-            "next_replace": self.next_replace,
-            "opponent_rates": self.opponent_rates.state_dict(),
-            "partner_rates": self.partner_rates.state_dict(),
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.league, self.league_decisions, self._stacked = [], [], None
-        for weights, decisions in zip(state["weights"], state["decisions"]):
-            self.league.append(self._frozen_agent(weights))
-            self.league_decisions.append(int(decisions))
-        self.next_replace = int(state["next_replace"])
+    def load_rates_state_dict(self, state: dict[str, Any]) -> None:
         if "opponent_rates" in state:  # checkpoints from before opponent sampling keep the fresh priors
             self.opponent_rates.load_state_dict(state["opponent_rates"])
             self.partner_rates.load_state_dict(state["partner_rates"])
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**self.ring.state_dict(), **self.rates_state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.ring.load_state_dict(state)
+        self.load_rates_state_dict(state)
 
     @torch.no_grad()
     def act(
@@ -206,7 +292,26 @@ class OpponentPool:
     ) -> np.ndarray:
         """(G,) pool indices, (G, D) observations, (G, 133) masks -> (G,) actions: one compiled call for every rule
         baseline met, one batched call per other baseline, one batched forward for every league member met
-        (:meth:`_league_actions`), none for a league member's forced move."""
+        (:meth:`League.act`), none for a league member's forced move."""
+        actions, league_games = self.act_baselines(opponent_of_game, observations, action_masks, rng)
+        if league_games.size:
+            actions[league_games] = self.ring.act(
+                opponent_of_game[league_games] - len(self.baselines),
+                observations[league_games],
+                action_masks[league_games],
+                rng,
+            )
+        return actions
+
+    def act_baselines(
+        self,
+        opponent_of_game: np.ndarray,
+        observations: np.ndarray,
+        action_masks: np.ndarray,
+        rng: np.random.Generator,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`act` but for the league's choices: (G,) actions (a league member's forced move included) and the
+        rows where a league member still chooses, for :meth:`League.act` (that of every rule set at once)."""
         actions = np.zeros(opponent_of_game.shape[0], dtype=np.int64)
         baselines = len(self.baselines)
         is_baseline = opponent_of_game < baselines
@@ -221,37 +326,4 @@ class OpponentPool:
         league = opponent_of_game >= baselines
         forced = league & (np.count_nonzero(action_masks, axis=1) == 1)  # one legal move: no forward needed
         actions[forced] = np.argmax(action_masks[forced], axis=1)
-        league_games = np.flatnonzero(league & ~forced)
-        if league_games.size:
-            actions[league_games] = self._league_actions(
-                opponent_of_game[league_games] - baselines, observations[league_games], action_masks[league_games], rng
-            )
-        return actions
-
-    def _league_actions(
-        self, members: np.ndarray, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
-        """(G,) league members, (G, D) observations, (G, 133) masks -> (G,) actions sampled from each member's
-        policy (Gumbel-max, as :meth:`PolicyAgent.act`), the members' networks stacked into one forward: each
-        member met in the step stacked, its rows padded to the most any member has."""
-        if self._stacked is None:
-            self._stacked = StackedLogits([agent.network for agent in self.league], self.precision)
-        counts = np.bincount(members, minlength=len(self.league))
-        rows = int(counts.max())
-        order = np.argsort(members, kind="stable")
-        slot = np.arange(members.size) - np.repeat(np.cumsum(counts) - counts, counts)  # row within its member
-        active = np.flatnonzero(counts)  # only the members met in this step are stacked
-        place = np.full(len(self.league), -1, dtype=np.int64)
-        place[active] = np.arange(active.size)
-        stacked_obs = np.zeros((active.size, rows, observations.shape[1]), dtype=np.uint8)
-        stacked_masks = np.zeros((active.size, rows, action_masks.shape[1]), dtype=bool)
-        stack = place[members[order]]  # each row's slice of the stack, in ``order``
-        stacked_obs[stack, slot] = observations[order]
-        stacked_masks[stack, slot] = action_masks[order]
-        networks = None if active.size == len(self.league) else torch.from_numpy(active)
-        logits = self._stacked(torch.from_numpy(stacked_obs), torch.from_numpy(stacked_masks), networks)
-        chosen = logits[torch.from_numpy(stack), torch.from_numpy(slot)].numpy()
-        actions = np.empty(members.size, dtype=np.int64)
-        actions[order] = gumbel_max_actions(chosen, rng)
-        return actions
-        return actions
+        return actions, np.flatnonzero(league & ~forced)
