@@ -344,6 +344,24 @@ def tiny_config(**overrides: object) -> Any:
     return make_train_config(**values)
 
 
+def whole_and_resumed(config: Any, tmp_path: Path) -> tuple[Any, Any]:
+    """``config`` trained whole, and apart stopped after two updates and resumed from its checkpoint: the two
+    trainers (train.run.run_training's), checked to end at ``total_decisions`` with equal networks."""
+    import torch
+
+    from agents.checkpoint import load_checkpoint
+    from train.run import run_training
+
+    whole = run_training(config, tmp_path / "whole", progress=False)
+    first = run_training(config, tmp_path / "split", progress=False, max_updates=2)
+    assert first.decisions < config.total_decisions
+    resumed = run_training(config, tmp_path / "split", load_checkpoint(tmp_path / "split"), progress=False)
+    assert resumed.decisions == whole.decisions == config.total_decisions
+    for name, tensor in whole.network.state_dict().items():
+        assert torch.equal(tensor, resumed.network.state_dict()[name]), name
+    return whole, resumed
+
+
 # ---------------------------------------------------------------- a weak agent for the harness tests
 
 

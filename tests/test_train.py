@@ -29,7 +29,7 @@ from train.ppo import Rollout, SeatCredit, seat_advantages  # noqa: E402
 from train.run import run_training  # noqa: E402
 from train.trainer import Trainer  # noqa: E402
 
-from conftest import REPO_ROOT, run_module, start_module, tiny_config  # noqa: E402
+from conftest import REPO_ROOT, run_module, start_module, tiny_config, whole_and_resumed  # noqa: E402
 
 SMOKE = REPO_ROOT / "configs" / "smoke.yaml"
 DISCARD_BASE = 28  # the first discard action (docs/rules.md section 11)
@@ -237,14 +237,7 @@ def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(
     tmp_path: Path, sampling: str, precision: str
 ) -> None:
     config = tiny_config(opponent_sampling=sampling, partner_share=0.3, bid_entropy_boost=3.0, precision=precision)
-    whole = run_training(config, tmp_path / "whole", progress=False)
-    first = run_training(config, tmp_path / "split", progress=False, max_updates=2)
-    assert first.decisions < config.total_decisions
-    payload = load_checkpoint(tmp_path / "split")
-    resumed = run_training(config, tmp_path / "split", payload, progress=False)
-    assert resumed.decisions == whole.decisions == config.total_decisions
-    for name, tensor in model_tensors(whole).items():
-        assert torch.equal(tensor, resumed.network.state_dict()[name]), name
+    whole, resumed = whole_and_resumed(config, tmp_path)
     assert np.array_equal(whole.venv.state.hands, resumed.venv.state.hands)
     assert whole.pool.league_decisions == resumed.pool.league_decisions
     assert whole.rng.bit_generator.state == resumed.rng.bit_generator.state

@@ -13,13 +13,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 pytest.importorskip("tensorboard")
 
-from agents.checkpoint import load_checkpoint  # noqa: E402
 from train.config import TrainConfigError, load_train_config, make_train_config  # noqa: E402
-from train.run import run_training  # noqa: E402
 from train.stats import GameStats  # noqa: E402
 from train.trainer import Trainer  # noqa: E402
 
-from conftest import REPO_ROOT, run_module, tiny_config  # noqa: E402
+from conftest import REPO_ROOT, run_module, tiny_config, whole_and_resumed  # noqa: E402
 
 INDIVIDUAL_RULES = {
     2: {"num_players": 2, "target_score": 11},
@@ -101,13 +99,7 @@ def test_an_interrupted_then_resumed_individual_run_equals_an_uninterrupted_one(
         bid_assist_share=0.2,
         eval_league=1,
     )
-    whole = run_training(config, tmp_path / "whole", progress=False)
-    first = run_training(config, tmp_path / "split", progress=False, max_updates=2)
-    assert first.decisions < config.total_decisions
-    resumed = run_training(config, tmp_path / "split", load_checkpoint(tmp_path / "split"), progress=False)
-    assert resumed.decisions == whole.decisions == config.total_decisions
-    for name, tensor in whole.network.state_dict().items():
-        assert torch.equal(tensor, resumed.network.state_dict()[name]), name
+    whole, resumed = whole_and_resumed(config, tmp_path)
     assert np.array_equal(whole.venv.state.hands, resumed.venv.state.hands)
     assert whole.rng.bit_generator.state == resumed.rng.bit_generator.state
     assert np.array_equal(whole.pool.opponent_rates.matches, resumed.pool.opponent_rates.matches)

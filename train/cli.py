@@ -6,7 +6,7 @@ A run directory (``runs/<name>/``) holds::
     events.out.tfevents.*  TensorBoard scalars and the config as text
     latest.pt            the checkpoint (rewritten atomically every checkpoint_interval decisions and at the end)
     checkpoint-<N>.pt    interval checkpoints kept with keep_checkpoints
-    eval.txt, eval.json  the final evaluation table against each of eval_opponents
+    eval.txt, eval.json  the final evaluation table against each of eval_opponents (one per rule set of rules_mix)
     .lock                the owner's pid, host and start (train/rundir.py: one run per directory)
 
 Ctrl-C stops at the next update boundary and writes the checkpoint; ``pedro-train --resume runs/<name>``
@@ -72,6 +72,7 @@ RESUME_KEYS = (
     "torch_threads",
     "eval_interval",
     "eval_opponents",
+    "eval_rules",
     "eval_partners",
     "eval_league",
     "eval_pairs",

@@ -38,6 +38,7 @@ from pedro_env.config import (
     make_config,
     short_repr,
 )
+from train.rules_mix import ENTRY_FORM, RuleSet, RulesMixError, check_rule_sets, read_rules_mix, rule_sets
 
 
 class TrainConfigError(ValueError):
@@ -75,6 +76,11 @@ class TrainConfig:
     """Games stepped together in the batched environment (per rank: a job of N ranks plays N * num_envs)."""
     rollout_steps: int = 64
     """Environment steps per game between two updates (a rollout holds num_envs * rollout_steps decisions)."""
+    rules_mix: tuple[Mapping[str, Any], ...] = ()
+    """Train one network on several rule sets at once: entries ``{set: {RULE_KEY: VALUE}, weight: W, name: N}``, each
+    ``env`` with ``set`` on top, playing a share of ``num_envs`` proportional to ``weight`` (default 1), logged as
+    ``eval/<name>/`` and ``game/<name>/`` (name default: the set as ``KEY=VALUE,...``, or ``default``). Empty: ``env``
+    alone. docs/training.md, "Training across rule sets"."""
 
     # ---- the network ----
     hidden_sizes: tuple[int, ...] = (256, 256)
@@ -168,6 +174,9 @@ class TrainConfig:
     eval_partners: bool = True
     """The gauntlet also seats each baseline as the policy's partner against two of it. Four players only: individual
     games take false and refuse true."""
+    eval_rules: tuple[str, ...] = ()
+    """The names of the ``rules_mix`` rule sets that the periodic evaluations play (empty: every one); the final
+    evaluation plays every one."""
     eval_league: int = 2
     """The most recent league snapshots that join the gauntlet (as opponents and partners; not in the worst case)."""
     eval_pairs: int = 100
@@ -207,8 +216,14 @@ class TrainConfig:
 
     @functools.cached_property
     def pedro_config(self) -> PedroConfig:
-        """The rules of the games (validated once, when the config was made)."""
+        """The rules of ``env`` (validated once, when the config was made): the games' rules, or with ``rules_mix``
+        the rules its entries change."""
         return make_config(**self.env)
+
+    @functools.cached_property
+    def rule_sets(self) -> tuple[RuleSet, ...]:
+        """The rule sets of the games: one per ``rules_mix`` entry, or ``env``'s rules alone, named ``default``."""
+        return rule_sets(self.rules_mix, self.env, self.pedro_config)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain YAML/JSON-ready values (tuples as lists)."""
@@ -218,6 +233,7 @@ class TrainConfig:
             out[item.name] = (
                 list(value) if isinstance(value, tuple) else (dict(value) if isinstance(value, Mapping) else value)
             )
+        out["rules_mix"] = [{**entry, "set": dict(entry["set"])} for entry in self.rules_mix]
         return out
 
 
@@ -344,6 +360,10 @@ def _describe(key: str, kind: type) -> str:
         return f"a list of phases from {', '.join(PHASE_NAMES)}"
     if key == "teacher_sides":
         return f"a non-empty list from {', '.join(TEACHER_SIDES)}"
+    if key == "rules_mix":
+        return f"a list of entries {ENTRY_FORM}"
+    if key == "eval_rules":
+        return "a list of names of rules_mix entries"
     if kind is tuple:
         return "a list of agent specs, e.g. [random, rule:heuristic]"
     if kind is dict:
@@ -379,7 +399,7 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
     base = base or TrainConfig()
     merged = {item.name: getattr(base, item.name) for item in fields(TrainConfig)}
     for key, value in values.items():
-        merged[key] = _coerce(key, value, types[key])
+        merged[key] = value if key == "rules_mix" else _coerce(key, value, types[key])  # read with env, below
     _check_keys(merged["env"], "config key 'env'")
     for key, (low, high) in _RANGES.items():
         value = merged[key]
@@ -412,7 +432,13 @@ def make_train_config(base: TrainConfig | None = None, **values: Any) -> TrainCo
         pedro_config = make_config(**merged["env"])
     except ConfigError as error:
         raise TrainConfigError(f"config key 'env': {error}") from None
-    _check_partner_keys(merged, pedro_config, given=set(values))
+    try:
+        merged["rules_mix"] = read_rules_mix(merged["rules_mix"], merged["env"])
+        sets = rule_sets(merged["rules_mix"], merged["env"], pedro_config)
+        check_rule_sets(sets, merged["num_envs"], merged["eval_rules"])
+    except RulesMixError as error:
+        raise TrainConfigError(str(error)) from None
+    _check_partner_keys(merged, pedro_config, given=set(values), tables=[rule_set.rules for rule_set in sets])
     _check_combinations(merged)
     _check_specs(merged)
     return TrainConfig(**merged)
@@ -459,10 +485,14 @@ PARTNER_KEYS = {"partner_share": 0.0, "partner_opponents": "pool", "eval_partner
 """The keys that seat a partner beside the policy, and their value where nobody has one (individual games)."""
 
 
-def _check_partner_keys(merged: dict[str, Any], pedro_config: PedroConfig, given: set[str]) -> None:
-    """Individual games (two or three players) have no partners: each key of :data:`PARTNER_KEYS` not ``given`` takes
-    its value there, and one given to seat a partner is refused, all of them named in one line."""
-    if pedro_config.num_players > pedro_config.num_teams:
+def _check_partner_keys(
+    merged: dict[str, Any], pedro_config: PedroConfig, given: set[str], tables: list[PedroConfig]
+) -> None:
+    """Individual games (two or three players) have no partners: where every table of the run (``tables``: its rule
+    sets' rules) is individual, each key of :data:`PARTNER_KEYS` not ``given`` takes its value there, and one given
+    to seat a partner is refused, all of them named in one line. With a four-player table in ``rules_mix`` the keys
+    apply to the four-player tables (the individual ones take the values of :data:`PARTNER_KEYS`)."""
+    if any(rules.num_players > rules.num_teams for rules in tables):
         return
     for key, value in PARTNER_KEYS.items():
         if key not in given:
@@ -470,9 +500,14 @@ def _check_partner_keys(merged: dict[str, Any], pedro_config: PedroConfig, given
     wrong = [f"{key}={_yaml_text(merged[key])}" for key, value in PARTNER_KEYS.items() if merged[key] != value]
     if wrong:
         fixes = " ".join(f"{key}={_yaml_text(value)}" for key, value in PARTNER_KEYS.items())
+        where = (
+            f"at every table of rules_mix ({' or '.join(sorted({str(rules.num_players) for rules in tables}))} players)"
+            if merged["rules_mix"]
+            else f"with env.num_players={pedro_config.num_players}"
+        )
         raise TrainConfigError(
-            f"config keys {', '.join(wrong)} seat partners, but with env.num_players={pedro_config.num_players} "
-            f"every player is alone: set {fixes} (configs/individual{pedro_config.num_players}.yaml does)"
+            f"config keys {', '.join(wrong)} seat partners, but {where} every player is alone: set {fixes} "
+            f"(configs/individual{pedro_config.num_players}.yaml does)"
         )
 
 

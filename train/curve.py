@@ -8,7 +8,8 @@ snapshots are left out); the time axis is training time in minutes: the pauses b
 and its ``--resume`` do not count. Opponents and partners get a panel each, the worst case in black;
 the dotted line is parity (50%, or 33.3% in the field format of three players, read from the run's
 ``config.yaml``). The chart's format is its file's suffix (``.png``, ``.svg``, ``.pdf``, ...: matplotlib's
-formats); it is written whole or not at all, never over one of the run's files.
+formats); it is written whole or not at all, never over one of the run's files. A run across rule sets
+(``rules_mix``) has a curve per rule set: ``--rules NAME`` draws that one's (``eval/<NAME>/...``).
 """
 
 from __future__ import annotations
@@ -68,9 +69,14 @@ def read_sessions(run_dir: str | Path) -> list[tuple[float, float, dict[str, lis
     return sorted(sessions, key=lambda session: session[0])
 
 
-def curve_name(tag: str) -> str | None:
-    """``eval/vs_rule_heuristic/win_rate`` -> ``vs_rule_heuristic``; None for other tags and league entries."""
+def curve_name(tag: str, rules: str = "") -> str | None:
+    """``eval/vs_rule_heuristic/win_rate`` -> ``vs_rule_heuristic``; None for other tags and league entries. With
+    ``rules`` (a rule set of a mix), the tags under ``eval/<rules>/`` alone."""
     parts = tag.split("/")
+    if rules:
+        if len(parts) != 4 or parts[1] != rules:
+            return None
+        parts = [parts[0], *parts[2:]]
     if len(parts) != 3 or parts[0] != "eval" or parts[2] != "win_rate":
         return None
     name = parts[1]
@@ -79,9 +85,9 @@ def curve_name(tag: str) -> str | None:
     return name if name.startswith(("vs_", "with_")) or name in ("worst", "worst_partner") else None
 
 
-def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
+def read_curves(run_dir: str | Path, rules: str = "") -> dict[str, dict[str, np.ndarray]]:
     """entry tag (``vs_random``, ``with_rule_cautious``, ``worst``) -> {"minutes", "decisions", "win_rate",
-    "low", "high"} from a run's events.
+    "low", "high"} from a run's events (of its rule set ``rules`` in a mix).
 
     "minutes" is training time: wall-clock minutes since the run's first event, less the pauses between
     one session's last event and the next session's first (a run stopped and resumed the next day).
@@ -95,7 +101,7 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
         previous_end = last
         origin = sessions[0][0] + paused
         for tag, series in scalars.items():
-            name = curve_name(tag)
+            name = curve_name(tag, rules)
             if name is None:
                 continue
             base = tag[: -len("win_rate")]
@@ -107,6 +113,12 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
                 minutes = (event.wall_time - origin) / 60
                 points.setdefault(name, {})[event.step] = (minutes, event.value, low.value, high.value)
     if not points:
+        mixed = sorted({tag.split("/")[1] for _, _, scalars in sessions for tag in scalars if _is_mixed(tag)})
+        if mixed and rules not in mixed:
+            raise ValueError(
+                f"{run_dir} was evaluated per rule set: name one with --rules ({'; '.join(mixed)})"
+                + (f"; {rules!r} is none of them" if rules else "")
+            )
         raise ValueError(f"no evaluation scalars (eval/vs_*/win_rate, eval/worst/win_rate) in {run_dir}")
     curves: dict[str, dict[str, np.ndarray]] = {}
     for name, by_step in points.items():
@@ -122,16 +134,24 @@ def read_curves(run_dir: str | Path) -> dict[str, dict[str, np.ndarray]]:
     return curves
 
 
-def run_teams(run_dir: str | Path) -> int:
-    """The number of teams of a run's games (2, or 3 with three players), from its ``config.yaml`` (2 without one
-    or with one that cannot be read: the file is read within the bounds of any config file)."""
+def _is_mixed(tag: str) -> bool:
+    """``eval/<rule set>/worst/win_rate``: a tag of a run across rule sets."""
+    parts = tag.split("/")
+    return len(parts) == 4 and parts[0] == "eval" and parts[2:] == ["worst", "win_rate"]
+
+
+def run_teams(run_dir: str | Path, rules: str = "") -> int:
+    """The number of teams of a run's games (2, or 3 with three players), of its rule set ``rules`` in a mix, from
+    its ``config.yaml`` (2 without one or with one that cannot be read: the file is read within the bounds of any
+    config file)."""
     from train.config import TrainConfigError, read_yaml
 
     path = Path(run_dir) / "config.yaml"
     try:
         values = read_yaml(path) if path.is_file() else {}
-        players = int((values.get("env") or {}).get("num_players", 4))
-    except (TrainConfigError, ValueError, TypeError, AttributeError):
+        rules_set = next((entry["set"] for entry in values.get("rules_mix") or [] if entry["name"] == rules), {})
+        players = int({**(values.get("env") or {}), **rules_set}.get("num_players", 4))
+    except (TrainConfigError, ValueError, TypeError, AttributeError, KeyError):
         return 2
     return 3 if players == 3 else 2
 
@@ -191,16 +211,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="chart file, its format by its suffix: .png, .svg, .pdf, ... (default: RUN_DIR/learning_curve.png)",
     )
     parser.add_argument("--title", default=None, help="chart title")
+    parser.add_argument("--rules", default="", metavar="NAME", help="a run across rule sets: the rule set to draw")
     args = parser.parse_args(argv)
     try:
         out = Path(args.out or Path(args.run_dir) / "learning_curve.png")
         check_chart_format(out)  # before any reading: a usage error costs nothing
-        curves = read_curves(args.run_dir)  # reading is quick, and an unknown run directory must not be made
+        # reading is quick, and an unknown run directory must not be made
+        curves = read_curves(args.run_dir, args.rules)
         out = check_output_file(out, "chart file")
         inputs = [*Path(args.run_dir).glob("events.out.tfevents.*"), Path(args.run_dir) / "config.yaml"]
         if any(same_file(out, path) for path in inputs):
             raise OutputPathError(f"chart file {out} is one of the run's own files; write the chart elsewhere")
-        out = plot_curves(curves, out, args.title or f"{args.run_dir}", run_teams(args.run_dir))
+        title = args.title or f"{args.run_dir}{f' ({args.rules})' if args.rules else ''}"
+        out = plot_curves(curves, out, title, run_teams(args.run_dir, args.rules))
     except (OutputPathError, ValueError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2

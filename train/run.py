@@ -9,7 +9,9 @@ meets it), and the gauntlet (:mod:`arena.gauntlet`): ``eval/worst/win_rate`` (th
 opponent) and ``eval/worst_partner/win_rate``, then per entry ``eval/vs_<spec>/...`` and
 ``eval/with_<spec>/...``: ``win_rate`` with ``win_rate_low`` / ``win_rate_high`` (its 95% Wilson
 interval), ``points_per_deal``, and the policy's bidding table ``contracts``, ``bid_made_rate``,
-``avg_bid``; the resolved config is the text ``config``.
+``avg_bid``; the resolved config is the text ``config``. A run across rule sets (``rules_mix``) logs
+``game/`` over all its games and each rule set's figures under its name: ``eval/<name>/...``,
+``game/<name>/...``, ``opponents/<name>/<member>/weight``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pedro_env.cli import atomic_output
 from train.config import TrainConfig
 from train.distributed import SINGLE, Exchange, Ranks
 from train.rundir import RunLock, check_new_run_dir
-from train.stats import tag_of
+from train.table_group import TableGroup
 from train.trainer import Trainer
 
 EVAL_REPORT_EVERY_S = 30.0  # without a progress bar, an evaluation reports its progress this often
@@ -203,19 +205,17 @@ def _log_update(
         writer.add_scalar("charts/teacher_weight", stats["teacher_weight"], step)
     for tag, value in game_scalars.items():
         writer.add_scalar(tag, value, step)
-    trainer.game_stats.clear()
-    pool = trainer.pool
-    if len(pool):
-        shares: dict[str, float] = {}
-        for index, weight in enumerate(pool.opponent_weights()):
-            shares[pool.group(index)] = shares.get(pool.group(index), 0.0) + float(weight)
-        for group, share in shares.items():
-            writer.add_scalar(f"opponents/{tag_of(group)}/weight", share, step)
+    trainer.clear_game_stats()
+    for tag, share in trainer.opponent_shares().items():
+        writer.add_scalar(tag, share, step)
 
 
-def _evaluate(trainer: Trainer, writer: Any, report: _LineReport, progress: bool, final: bool) -> GauntletResult:
-    """Run the gauntlet (periodic or final pair counts) with a progress bar (or a line every half minute),
-    log it, and report its headline."""
+def _evaluate(
+    trainer: Trainer, writer: Any, report: _LineReport, progress: bool, final: bool
+) -> list[tuple[str, GauntletResult]]:
+    """Run the gauntlet (periodic or final pair counts) under each rule set evaluated, with a progress bar (or a
+    line every half minute), log it, and report its headline; returns (rule set, result) of each, the name ``""``
+    in a single-rules run."""
     config = trainer.config
     if final:
         pairs, partner_pairs, search_pairs = (
@@ -226,13 +226,36 @@ def _evaluate(trainer: Trainer, writer: Any, report: _LineReport, progress: bool
     else:
         pairs, partner_pairs, search_pairs = config.eval_pairs, config.eval_partner_pairs, config.eval_search_pairs
     partners = config.eval_partners and partner_pairs > 0
+    groups, mixed = trainer.evaluated_groups(final), len(trainer.groups) > 1
     report(
         f"{'final evaluation' if final else 'evaluation'} at {trainer.decisions:,} decisions: "
         f"{', '.join(config.eval_opponents)} as opponents ({pairs} pairs"
         f"{f', search agents {search_pairs}' if search_pairs and any(map(is_search, config.eval_opponents)) else ''})"
         f"{f' and partners ({partner_pairs} pairs)' if partners else ''}"
         f"{f', the {config.eval_league} newest league snapshots' if config.eval_league and partner_pairs else ''}"
+        f"{f', under {len(groups)} rule sets (partners at 4 players)' if mixed else ''}"
     )
+    results = []
+    for group in groups:
+        name = f"{group.name}: " if mixed else ""
+        started = time.perf_counter()
+        result = _evaluate_rule_set(trainer, group, (pairs, search_pairs, partner_pairs), report, progress, name)
+        prefix = trainer.tag_prefix(group)
+        for key, value in result.scalars().items():
+            if math.isfinite(value):  # rank 0's writer; the others' do nothing
+                writer.add_scalar(f"eval/{prefix}{key}", value, trainer.decisions)
+        writer.flush()
+        report(f"  {name}{trainer.headlines[group.name]} ({time.perf_counter() - started:.0f} s)")
+        results.append((group.name if mixed else "", result))
+    if mixed:
+        report(f"  lowest: {trainer.latest_headline}")
+    return results
+
+
+def _evaluate_rule_set(
+    trainer: Trainer, group: TableGroup, counts: tuple[int, int, int], report: _LineReport, progress: bool, name: str
+) -> GauntletResult:
+    """One rule set's gauntlet (``counts``: pairs, search pairs, partner pairs) with its progress bar or lines."""
     bar: Any = None
     last_line = time.monotonic()
 
@@ -242,24 +265,18 @@ def _evaluate(trainer: Trainer, writer: Any, report: _LineReport, progress: bool
             from tqdm.auto import tqdm
 
             if bar is None:
-                bar = tqdm(total=total, unit="match", desc="evaluation", leave=False, position=1)
+                bar = tqdm(total=total, unit="match", desc=f"{name}evaluation", leave=False, position=1)
             bar.update(done - bar.n)
         elif time.monotonic() - last_line > EVAL_REPORT_EVERY_S or done == total:
-            report(f"  evaluation: {done:,} of {total:,} matches")
+            report(f"  {name}evaluation: {done:,} of {total:,} matches")
             last_line = time.monotonic()
 
-    started = time.perf_counter()
+    pairs, search_pairs, partner_pairs = counts
     try:
-        result = trainer.evaluate(pairs, search_pairs, partner_pairs=partner_pairs, progress=on_progress)
+        return trainer.evaluate(pairs, search_pairs, partner_pairs=partner_pairs, progress=on_progress, group=group)
     finally:
         if bar is not None:
             bar.close()
-    for key, value in trainer.latest_eval.items():
-        if math.isfinite(value):
-            writer.add_scalar(f"eval/{key}", value, trainer.decisions)  # rank 0's writer; the others' do nothing
-    writer.flush()
-    report(f"  {trainer.latest_headline} ({time.perf_counter() - started:.0f} s)")
-    return result
 
 
 def _postfix(trainer: Trainer, sps: float | None) -> str:
@@ -305,17 +322,29 @@ def write_config(config: TrainConfig, run_dir: Path) -> Path:
     return path
 
 
-def write_eval_table(result: GauntletResult, run_dir: Path, decisions: int) -> str:
+def write_eval_table(results: list[tuple[str, GauntletResult]], run_dir: Path, decisions: int) -> str:
     """eval.txt (the gauntlet table, worst case first, then every entry's full table) and eval.json (the
-    summaries) in the run directory; returns the gauntlet table."""
+    summaries) in the run directory; returns the gauntlet table. ``results``: (rule set, gauntlet) of each rule set;
+    a single-rules run's one is named ``""``; a mix gets one table per rule set, each titled with its name (the
+    table's first line gives its rules), and eval.json a list ``rule_sets`` of them."""
     from arena.gauntlet import format_gauntlet
     from arena.tables import format_head_to_head
 
-    table = format_gauntlet(result)
-    details = "\n\n".join(format_head_to_head(head, timing=False) for _, head in result.ordered())
+    def titled(name: str, text: str) -> str:
+        return f"rules {name}\n\n{text}" if name else text
+
+    table = "\n\n".join(titled(name, format_gauntlet(result)) for name, result in results)
+    details = "\n\n".join(
+        titled(name, "\n\n".join(format_head_to_head(head, timing=False) for _, head in result.ordered()))
+        for name, result in results
+    )
     with atomic_output(run_dir / "eval.txt", "w") as handle:
         handle.write(f"policy after {decisions:,} decisions\n\n{table}\n\n{details}\n")
-    document = {"decisions": decisions, "written": time.strftime("%Y-%m-%dT%H:%M:%S"), **result.to_dict()}
+    if len(results) == 1 and not results[0][0]:
+        summary = results[0][1].to_dict()
+    else:
+        summary = {"rule_sets": [{"name": name, **result.to_dict()} for name, result in results]}
+    document = {"decisions": decisions, "written": time.strftime("%Y-%m-%dT%H:%M:%S"), **summary}
     with atomic_output(run_dir / "eval.json", "w") as handle:  # last: a resume evaluates again until it is there
         handle.write(json.dumps(document, indent=2))
     return table

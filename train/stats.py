@@ -111,6 +111,22 @@ class GameStats:
                 out[f"{tag}/match_win_rate"] = wins / matches
         return out
 
+    def to_array(self) -> np.ndarray:
+        """(len(NAMES) + groups * len(GROUP_NAMES),) float64: the counts, as :meth:`from_array` reads them."""
+        return np.concatenate([[self.values[name] for name in self.NAMES], self.by_group.ravel()])
+
+    def from_array(self, counts: np.ndarray) -> GameStats:
+        """Statistics of this one's groups holding the ``counts`` of :meth:`to_array` (e.g. summed over ranks)."""
+        out = GameStats(self.groups, self.num_teams)
+        out.values = dict(zip(self.NAMES, counts[: len(self.NAMES)].tolist()))
+        out.by_group = np.asarray(counts[len(self.NAMES) :], dtype=np.float64).reshape(self.by_group.shape).copy()
+        return out
+
+    @classmethod
+    def merged(cls, parts: list[GameStats]) -> GameStats:
+        """The counts of several statistics of the same groups added up (every rule set's games of a mix)."""
+        return parts[0].from_array(np.sum([part.to_array() for part in parts], axis=0))
+
     def clear(self) -> None:
         self.values = dict.fromkeys(self.NAMES, 0.0)
         self.by_group[:] = 0.0

@@ -1,30 +1,32 @@
-"""The trainer: the env, the network, the opponents, the teacher and evaluation around the PPO of :mod:`train.ppo`.
+"""The trainer: the games, the network, the opponents, the teacher and evaluation around the PPO of :mod:`train.ppo`.
 
 :class:`Trainer` collects rollouts (the policy at its seats, opponents and partners from
 :mod:`train.league` at the others, the teacher's labels from :mod:`train.teacher`), credits and
-updates (:mod:`train.ppo`), counts the games (:mod:`train.stats`) and evaluates with the harness;
-its whole state round-trips through :meth:`Trainer.state_dict`, so a resumed run continues exactly.
+updates (:mod:`train.ppo`), counts the games (:mod:`train.stats`) and evaluates with the harness
+(:mod:`train.trainer_eval`); its whole state round-trips through :meth:`Trainer.state_dict`
+(:mod:`train.trainer_state`), so a resumed run continues exactly.
+The games are those of one :class:`train.table_group.TableGroup` per rule set (``rules_mix``; one for
+a single-rules run), side by side in one batch: group ``g`` owns a contiguous slice of the rollout's
+games, and the policy decides for every group in one forward a step.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import os
 import zlib
-from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
-from agents import PRETRAINED_PATH, make_agent
+from agents import PRETRAINED_PATH
 from agents.networks import ActorCritic, NetworkShape, masked_log_probs, sample_actions
-from agents.policy import PolicyAgent, load_initial_weights, policy_bytes
-from arena.gauntlet import GauntletResult, gauntlet_entries, gauntlet_headline, run_gauntlet
-from pedro_env.actions import NUM_ACTIONS, TRUMP_OFFSET
+from agents.policy import load_initial_weights
+from pedro_env.actions import NUM_ACTIONS
 from pedro_env.observation_layout import full_state_size, observation_scale, observation_size
-from pedro_env.vector import PedroVectorEnv, VectorStep
+from pedro_env.vector import PedroVectorEnv
 from train.config import TrainConfig
 from train.distributed import (
     SINGLE,
@@ -34,13 +36,24 @@ from train.distributed import (
     minibatch_reducer,
     rank_device,
 )
-from train.league import OpponentPool
+from train.league import League, OpponentPool
 from train.ppo import Rollout, SeatCredit, ppo_update, seat_advantages
-from train.stats import GameStats
+from train.rules_mix import allot_games
+from train.stats import GameStats, tag_of
+from train.table_group import Seating, TableGroup
 from train.teacher import Teacher
+from train.trainer_eval import Evaluation
 from train.trainer_state import CheckpointState
 
-ENV_SEED_STRIDE = 2**32  # training deals come from seed * 2**32 + game, far from the evaluation seeds
+
+@dataclass
+class JoinedStep:
+    """What the reward credit reads of the current step of every group's games, as one batch of ``B`` games."""
+
+    actor: np.ndarray  # (B,) int8: the seat to act now
+    rewards: np.ndarray  # (B, n) float32: each seat's reward since its own last decision (0 at seats a table lacks)
+    terminated: np.ndarray  # (B,) bool
+    truncated: np.ndarray  # (B,) bool
 
 
 def resolve_device(name: str) -> torch.device:
@@ -65,8 +78,8 @@ def resolve_precision(name: str, device: torch.device) -> torch.dtype:
     return torch.bfloat16 if name == "bfloat16" else torch.float32
 
 
-class Trainer(CheckpointState):
-    """Everything of one run: env, network, optimizer, opponents, counters and RNGs (see the module docstring)."""
+class Trainer(CheckpointState, Evaluation):
+    """Everything of one run: games, network, optimizer, opponents, counters and RNGs (see the module docstring)."""
 
     def __init__(
         self,
@@ -92,10 +105,9 @@ class Trainer(CheckpointState):
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)  # the network's initial weights (DistributedDataParallel also sends rank 0's)
-        self.venv = PedroVectorEnv(config.num_envs, self.pedro_config, reuse_outputs=True)  # steps are read at once
         self._build_network(config, ranks, initial_weights)
         self._seed_streams(config, ranks)
-        self._build_opponents(config)
+        self._build_groups(config)
         self._start_games(config, ranks)
 
     def _build_network(self, config: TrainConfig, ranks: Ranks, initial_weights: bool) -> None:
@@ -142,44 +154,25 @@ class Trainer(CheckpointState):
         rank_seed = int(np.random.SeedSequence([config.seed, 2, ranks.rank]).generate_state(1)[0])
         self.sampler.manual_seed(rank_seed if ranks.rank else config.seed)
 
-    def _build_opponents(self, config: TrainConfig) -> None:
-        """The opponent pool, the reward credit, the rollout, the statistics groups, the bidding assistants and the
-        teacher."""
-        size = self.shape.observation_size
-        self.pool = OpponentPool(
-            self.pedro_config,
-            config.baseline_opponents,
-            config.league_size,
-            self.shape,
-            self.scale,
-            sampling=config.opponent_sampling,
-            pfsp_exponent=config.pfsp_exponent,
-            pfsp_floor=config.pfsp_floor,
-            precision=self.acting_precision,
-        )
-        self.pool.add_snapshot(self.network, 0)
-        self.team_of_seat = self.pedro_config.team_of_seat.astype(np.intp)
-        self.credit = SeatCredit(config.num_envs, self.pedro_config.num_players)
+    def _build_groups(self, config: TrainConfig) -> None:
+        """A table group per rule set, each with its share of the games (train/rules_mix.py), around one league; the
+        reward credit and the rollout over all of them (seats: the largest table's)."""
+        sets = config.rule_sets
+        self.league = League(config.league_size, self.pedro_config, self.shape, self.scale, self.acting_precision)
+        self.num_seats = max(rule_set.rules.num_players for rule_set in sets)
+        self.seating = Seating.empty(config.num_envs, self.num_seats)
+        ends = np.cumsum(allot_games(config.num_envs, [rule_set.weight for rule_set in sets])).tolist()
+        self.groups = [
+            TableGroup(rule_set, config, slice(end - count, end), self.seating, self.league, self.shape, self.scale)
+            for rule_set, count, end in zip(sets, np.diff([0, *ends]).tolist(), ends)
+        ]
+        self.credit = SeatCredit(config.num_envs, self.num_seats)
         self.rollout = Rollout.empty(
             config.rollout_steps,
             config.num_envs,
-            size,
+            self.shape.observation_size,
             self.shape.critic_input_size if config.centralized_critic else None,
         )
-        # statistics groups: self-play, each pool member (snapshots together) as opponent, each baseline as partner
-        baseline_specs = list(config.baseline_opponents)
-        self.stat_groups = ["self"] + [f"vs {spec}" for spec in baseline_specs] + ["vs league"]
-        self.stat_groups += [f"with {spec}" for spec in baseline_specs]
-        # bidding assistants (bid_assist_share): baselines that bid for the policy in some games
-        self.assistants = (
-            [make_agent(spec, self.pedro_config) for spec in config.bid_assistants]
-            if config.bid_assist_share > 0
-            else []
-        )
-        if self.assistants:
-            self.stat_groups.append("assisted")
-        self.teacher = Teacher(config, self.pedro_config) if config.teacher else None  # kickstarting (train/teacher.py)
-        self.game_stats = GameStats(self.stat_groups, self.pedro_config.num_teams)
 
     def _start_games(self, config: TrainConfig, ranks: Ranks) -> None:
         """The counters, the first step of every game and who plays each seat."""
@@ -189,92 +182,91 @@ class Trainer(CheckpointState):
         self.next_league = config.league_interval
         self.next_eval = config.eval_interval if config.eval_interval else math.inf
         self.next_checkpoint = config.checkpoint_interval
-        self.latest_eval: dict[str, dict[str, float]] = {}
-        self.step = self.venv.reset(seed=config.seed * ENV_SEED_STRIDE + ranks.rank * config.num_envs)
-        self.pending_outcomes: list[np.ndarray] = []  # several ranks: this rollout's outcomes, merged at its end
-        # who plays each seat: -1 the policy, else an index into the opponent pool
-        self.seat_controller = np.full((config.num_envs, self.pedro_config.num_players), -1, dtype=np.int64)
-        self.learner_team = np.full(config.num_envs, -1, dtype=np.intp)  # the policy's team; -1 in self-play
-        self.game_opponent = np.full(config.num_envs, -1, dtype=np.int64)  # pool member of an opponent game, else -1
-        self.game_partner = np.full(config.num_envs, -1, dtype=np.int64)  # baseline partner of a partner game, else -1
-        self.game_group = np.zeros(config.num_envs, dtype=np.int64)  # index into stat_groups
-        # (B, n) assistant bidding for the policy at each seat (index into assistants), -1 none
-        self.bid_assist = np.full((config.num_envs, self.pedro_config.num_players), -1, dtype=np.int64)
+        self.latest_eval: dict[str, float] = {}
         self.latest_headline = ""  # the last evaluation's worst cases, for the progress line
-        self._assign_opponents(np.arange(config.num_envs))
+        self.headlines: dict[str, str] = {}  # with several rule sets: each one's latest worst cases
+        self.add_snapshot()  # the untrained policy: the league's first member
+        for group in self.groups:
+            group.start(config.seed, ranks.rank, config.num_envs, self.rng)
+
+    # -- a single-rules run's one group (the first of a mix) ----------------------------------
+
+    @property
+    def pool(self) -> OpponentPool:
+        """The opponent pool of a single-rules run (of a mix's first rule set; see ``groups``)."""
+        return self.groups[0].pool
+
+    @property
+    def venv(self) -> PedroVectorEnv:
+        """The games of a single-rules run (of a mix's first rule set)."""
+        return self.groups[0].venv
+
+    @property
+    def game_stats(self) -> GameStats:
+        """The game statistics of a single-rules run (of a mix's first rule set)."""
+        return self.groups[0].game_stats
+
+    @property
+    def teacher(self) -> Teacher | None:
+        """The teacher of a single-rules run (of a mix's first rule set: every one's weighs alike)."""
+        return self.groups[0].teacher
+
+    @property
+    def seat_controller(self) -> np.ndarray:
+        """(B, n) who plays each seat of every game: -1 the policy, else an index into its group's pool."""
+        return self.seating.seat_controller
+
+    @property
+    def learner_team(self) -> np.ndarray:
+        """(B,) the policy's team in every game against opponents; -1 in self-play."""
+        return self.seating.learner_team
+
+    def tag_prefix(self, group: TableGroup) -> str:
+        """Where ``group``'s scalars go under ``eval/``, ``game/`` and ``opponents/``: nowhere else in a
+        single-rules run (``""``), under its name in a mix (``six_card=true/``)."""
+        return f"{group.name}/" if len(self.groups) > 1 else ""
+
+    def add_snapshot(self) -> None:
+        """A snapshot of the policy into the league, which every group's pool meets."""
+        member = self.league.add(self.network, self.decisions)
+        for group in self.groups:
+            group.pool.snapshot_taken(member)
 
     # -- the games --------------------------------------------------------------------------
 
-    def _assign_opponents(self, games: np.ndarray) -> None:
-        """New matches in ``games``: who plays each seat.
-
-        A share ``opponent_share`` is against a pool member (the other team's seats); a share
-        ``partner_share`` has one seat of the policy's team played by a baseline (so the policy
-        learns to partner players it has not trained with), against a pool member or, with
-        ``partner_opponents: baselines``, a baseline, or with ``partner``, two of the partner's own
-        baseline; the rest is self-play. Members and partners are drawn by ``opponent_sampling``
-        (:mod:`train.league`).
-        """
-        if games.size == 0:
-            return
-        config, count, pool = self.config, games.size, self.pool
-        draw = self.rng.random(count)
-        teams = self.rng.integers(0, self.pedro_config.num_teams, size=count)
-        partner_position = self.rng.integers(0, 2, size=count)
-        against = (draw < config.opponent_share + config.partner_share) & (len(pool) > 0)
-        partnered = against & (draw >= config.opponent_share) & (len(pool.baselines) > 0)
-        opponents = pool.sample_opponents(count, self.rng)
-        rows = np.flatnonzero(partnered)
-        if config.partner_opponents == "baselines" and rows.size:
-            opponents[rows] = pool.sample_opponents(rows.size, self.rng, baselines_only=True)
-        partners = pool.sample_partners(count, self.rng)
-        if config.partner_opponents == "partner":
-            opponents[rows] = partners[rows]  # pool indices 0 .. len(baselines) - 1 are the baselines
-        other_team = self.team_of_seat[None, :] != teams[:, None]
-        controller = np.where(against[:, None] & other_team, opponents[:, None], -1).astype(np.int64)
-        partner_seat = teams + 2 * partner_position  # the team's seats are t and t + 2
-        controller[rows, partner_seat[rows]] = partners[rows]
-        self.seat_controller[games] = controller
-        self.learner_team[games] = np.where(against, teams, -1)
-        self.game_opponent[games] = np.where(against & ~partnered, opponents, -1)
-        self.game_partner[games] = np.where(partnered, partners, -1)
-        baselines = len(pool.baselines)
-        group = np.where(
-            partnered,
-            2 + baselines + partners,
-            np.where(against, 1 + np.minimum(opponents, baselines), 0),
+    def _joined_step(self) -> JoinedStep:
+        """The current step of every group's games, as one batch (seats padded to the largest table)."""
+        rewards = np.zeros((self.config.num_envs, self.num_seats), dtype=np.float32)
+        for group in self.groups:
+            rewards[group.games, : group.rules.num_players] = group.step.rewards
+        return JoinedStep(
+            actor=np.concatenate([group.step.actor for group in self.groups]),
+            rewards=rewards,
+            terminated=np.concatenate([group.step.terminated for group in self.groups]),
+            truncated=np.concatenate([group.step.truncated for group in self.groups]),
         )
-        self.game_group[games] = group
-        self.bid_assist[games] = -1
-        if self.assistants:
-            assisted = self.rng.random(count) < config.bid_assist_share
-            # the assisted team: the policy's own in a game against opponents, either team in self-play
-            team = np.where(against, teams, self.rng.integers(0, self.pedro_config.num_teams, size=count))
-            helper = self.rng.integers(0, len(self.assistants), size=count)
-            mine = (self.team_of_seat[None, :] == team[:, None]) & (controller < 0)
-            self.bid_assist[games] = np.where(assisted[:, None] & mine, helper[:, None], -1)
-            self.game_group[games] = np.where(assisted, len(self.stat_groups) - 1, group)
 
-    def _record_outcomes(self, ended: np.ndarray) -> None:
-        """Finished matches against opponents or with partners: their outcomes feed opponent sampling."""
-        ended = ended[self.learner_team[ended] >= 0]
-        if ended.size == 0:
-            return
-        step = self.step
-        won = step.deals["winner"][ended] == self.learner_team[ended]
-        outcomes = np.where(step.terminated[ended], won.astype(np.float64), 0.5)
-        if self.ranks.distributed:  # merged with the other ranks' at the end of the rollout
-            self.pending_outcomes.append(np.stack([self.game_opponent[ended], self.game_partner[ended], outcomes]))
-            return
-        self.pool.record_outcomes(self.game_opponent[ended], self.game_partner[ended], outcomes)
+    def _write_inputs(self, rollout: Rollout, t: int) -> None:
+        """Every group's current observations, legal masks and actors into the rollout's row ``t``."""
+        for group in self.groups:
+            step = group.step
+            rollout.observations[t, group.games] = step.observation
+            rollout.masks[t, group.games] = step.action_mask.view(bool)
+            rollout.seats[t, group.games] = step.actor
 
-    def _critic_inputs(self, viewers: np.ndarray | None = None) -> np.ndarray:
-        state = self.venv.state
-        assert state is not None
-        viewers = state.actor if viewers is None else viewers
-        if self.config.centralized_critic:
-            return self.venv.encoder.encode_full_state(state, viewers)
-        return self.venv.encoder.encode(state, viewers)
+    def _critic_inputs(self, seat: int | None = None) -> np.ndarray:
+        """(B, C) what the critic reads of every game: from the actor's seat, or from ``seat`` (zeros at the tables
+        that lack it)."""
+        centralized = self.config.centralized_critic
+        parts = []
+        for group in self.groups:
+            if seat is None:
+                parts.append(group.critic_inputs(centralized))
+            elif seat < group.rules.num_players:
+                parts.append(group.critic_inputs(centralized, np.full(group.num_games, seat, dtype=np.int8)))
+            else:
+                parts.append(np.zeros((group.num_games, self.shape.critic_input_size), dtype=np.uint8))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     @torch.no_grad()
     def collect(self) -> Rollout:
@@ -288,24 +280,24 @@ class Trainer(CheckpointState):
         credit.start()
         games = np.arange(config.num_envs)
         for t in range(config.rollout_steps):
-            step = self.step
+            self._write_inputs(rollout, t)
+            step = self._joined_step()
             credit.on_step(step, rollout)
-            masks = step.action_mask.view(bool)
-            controller = self.seat_controller[games, step.actor]
-            learner, assisted, assistant = self._deciders(step, controller, masks)
-            actions, log_probs, values = self._policy_actions(step, masks, t, learner)
-            self._others_act(step, controller, assisted, assistant, actions)
+            observations, masks = rollout.observations[t], rollout.masks[t]
+            controller = self.seating.seat_controller[games, step.actor]
+            learner, assisted, assistant = self._deciders(controller, masks)
+            actions, log_probs, values = self._policy_actions(observations, masks, t, learner)
+            self._others_act(controller, assisted, assistant, observations, masks, actions)
             if teaching:  # the teacher's choice where the policy decides in a taught phase and side
-                taught, choices = self.teacher.label(  # type: ignore[union-attr]
-                    step.observation, masks, learner, self.opponent_rng
-                )
-                rollout.teacher_actions[t, taught] = choices
-            rollout.observations[t] = step.observation
-            rollout.masks[t] = masks
+                for group in self.groups:
+                    rows = group.games
+                    taught, choices = group.teacher.label(  # type: ignore[union-attr]
+                        observations[rows], masks[rows], learner[rows], self.opponent_rng
+                    )
+                    rollout.teacher_actions[t, rows.start + taught] = choices
             rollout.actions[t] = actions
             rollout.log_probs[t] = log_probs
             rollout.values[t] = values
-            rollout.seats[t] = step.actor
             rollout.learner[t] = learner
             own = games[learner]
             credit.record(t, own, step.actor[own].astype(np.intp))
@@ -314,27 +306,25 @@ class Trainer(CheckpointState):
             self._merge_outcomes()
         return rollout
 
-    def _deciders(
-        self, step: VectorStep, controller: np.ndarray, masks: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def _deciders(self, controller: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(B,) whether the policy decides each game's move, (B,) whether an assistant bids for it instead, and
-        (B,) which assistant (None without assistants)."""
+        (B,) which assistant of its group (-1 none)."""
         learner = controller < 0
         assisted = np.zeros(self.config.num_envs, dtype=bool)
-        assistant = None
-        if self.assistants:  # an assistant bids for the policy's seat: not the policy's decision
-            assistant = self.bid_assist[np.arange(self.config.num_envs), step.actor]
-            assisted = learner & (assistant >= 0) & masks[:, :TRUMP_OFFSET].any(axis=1)
-            learner = learner & ~assisted
-        return learner, assisted, assistant
+        assistant = np.full(self.config.num_envs, -1, dtype=np.int64)
+        for group in self.groups:  # an assistant bids for the policy's seat: not the policy's decision
+            own, which = group.assisted(learner[group.games], masks[group.games])
+            if which is not None:
+                assisted[group.games], assistant[group.games] = own, which
+        return learner & ~assisted, assisted, assistant
 
     def _policy_actions(
-        self, step: VectorStep, masks: np.ndarray, t: int, learner: np.ndarray
+        self, observations: np.ndarray, masks: np.ndarray, t: int, learner: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(B,) actions, log-probabilities and values: the acting network's sampled action, its log-probability and
         the value where the policy decides (``learner``), 0 elsewhere (the others' moves replace those actions, and
         GAE and the update read only the policy's decisions); the centralized critic's inputs of every game go to
-        the rollout's row ``t``. One forward over the policy's games."""
+        the rollout's row ``t``. One forward over the policy's games of every rule set."""
         games = np.flatnonzero(learner)
         actions = np.zeros(learner.shape[0], dtype=np.int64)
         log_probs = np.zeros(learner.shape[0], dtype=np.float32)
@@ -347,7 +337,7 @@ class Trainer(CheckpointState):
         if games.size == 0:
             return actions, log_probs, values
         logits, chosen_values = self.acting_network.logits_and_value(
-            torch.from_numpy(step.observation[games]), torch.from_numpy(masks[games]), critic_inputs
+            torch.from_numpy(observations[games]), torch.from_numpy(masks[games]), critic_inputs
         )
         chosen = sample_actions(logits, self.sampler)
         actions[games] = chosen.cpu().numpy()
@@ -357,56 +347,53 @@ class Trainer(CheckpointState):
 
     def _others_act(
         self,
-        step: VectorStep,
         controller: np.ndarray,
         assisted: np.ndarray,
-        assistant: np.ndarray | None,
+        assistant: np.ndarray,
+        observations: np.ndarray,
+        masks: np.ndarray,
         actions: np.ndarray,
     ) -> None:
-        """The opponents' and the bidding assistants' moves into ``actions``, in place of the policy's."""
-        opponent_games = np.flatnonzero(controller >= 0)
-        if opponent_games.size:
-            actions[opponent_games] = self.pool.act(
-                controller[opponent_games],
-                step.observation[opponent_games],
-                step.action_mask[opponent_games],
-                self.opponent_rng,
+        """The opponents' and the bidding assistants' moves into ``actions``, in place of the policy's: each group's
+        baselines, then the league's members in one forward over every group's games, then the assistants."""
+        league_games, members = [], []
+        for group in self.groups:
+            rows = group.games
+            games, member = group.opponents_act(controller[rows], actions[rows], self.opponent_rng)
+            league_games.append(rows.start + games)
+            members.append(member)
+        chosen = np.concatenate(league_games)
+        if chosen.size:
+            actions[chosen] = self.league.act(
+                np.concatenate(members), observations[chosen], masks[chosen], self.opponent_rng
             )
-        for index in np.unique(assistant[assisted]) if assisted.any() else ():
-            rows = np.flatnonzero(assisted & (assistant == index))
-            actions[rows] = self.assistants[index].act(
-                step.observation[rows], step.action_mask[rows], self.opponent_rng
-            )
+        for group in self.groups:
+            rows = group.games
+            group.assistants_act(assisted[rows], assistant[rows], actions[rows], self.opponent_rng)
 
     def _advance(self, actions: np.ndarray) -> None:
         """Step every game; count the deals and matches; new opponents for the games whose match ended."""
-        self.step = self.venv.step(actions)
-        self.game_stats.record(self.step, self.learner_team, self.game_group)
-        ended = np.flatnonzero(self.step.terminated | self.step.truncated)
-        self._record_outcomes(ended)
-        self._assign_opponents(ended)
+        for group in self.groups:
+            group.advance(actions[group.games], self.rng, self.ranks.distributed)
         self.decisions += self.config.num_envs * self.ranks.world_size  # the job's decisions: every rank steps alike
 
     def _merge_outcomes(self) -> None:
         """Several ranks: every rank records the rollout's finished matches of all ranks, in rank order, so the
         opponent sampling (pfsp) stays the same on every rank."""
-        mine = np.concatenate(self.pending_outcomes, axis=1) if self.pending_outcomes else np.zeros((3, 0))
-        self.pending_outcomes = []
-        for outcomes in self.exchange.gather(mine):
-            opponents, partners = outcomes[0].astype(np.int64), outcomes[1].astype(np.int64)
-            self.pool.record_outcomes(opponents, partners, outcomes[2])
+        every_rank = self.exchange.gather([group.take_outcomes() for group in self.groups])
+        for index, group in enumerate(self.groups):
+            group.merge_outcomes([outcomes[index] for outcomes in every_rank])
 
     @torch.no_grad()
     def advantages(self, rollout: Rollout) -> np.ndarray:
         """Credit the rewards still pending, bootstrap every open trajectory from its seat's view, run GAE."""
-        open_seats = self.credit.finish(self.step, rollout)
+        open_seats = self.credit.finish(self._joined_step(), rollout)
         bootstrap = np.zeros(open_seats.shape, dtype=np.float32)
-        for seat in range(self.pedro_config.num_players):
+        for seat in range(self.num_seats):
             games = np.flatnonzero(open_seats[:, seat])
             if games.size == 0:
                 continue
-            viewers = np.full(self.config.num_envs, seat, dtype=np.int8)
-            inputs = torch.from_numpy(self._critic_inputs(viewers)[games])
+            inputs = torch.from_numpy(self._critic_inputs(seat)[games])
             bootstrap[games, seat] = self.acting_network.value(inputs).numpy()
         return seat_advantages(
             rollout.rewards,
@@ -465,7 +452,7 @@ class Trainer(CheckpointState):
         self.updates += 1
         stats["learning_rate"] = self.optimizer.param_groups[0]["lr"]
         if self.decisions >= self.next_league:
-            self.pool.add_snapshot(self.network, self.decisions)
+            self.add_snapshot()
             self.next_league += self.config.league_interval
         return stats
 
@@ -476,16 +463,34 @@ class Trainer(CheckpointState):
             raise RuntimeError(f"the ranks' networks differ after update {self.updates + 1} (digests {digests})")
 
     def game_scalars(self) -> dict[str, float]:
-        """The ``game/`` scalars since the last log, over every rank's games (a collective with several ranks)."""
-        if not self.ranks.distributed:
-            return self.game_stats.scalars()
-        stats = self.game_stats
-        names = list(stats.values)
-        merged = GameStats(stats.groups, stats.num_teams)
-        values = self.exchange.sum_array(np.array([stats.values[name] for name in names], dtype=np.float64))
-        merged.values = dict(zip(names, values.tolist()))
-        merged.by_group = self.exchange.sum_array(stats.by_group).reshape(stats.by_group.shape)
-        return merged.scalars()
+        """The ``game/`` scalars since the last log, over every rank's games (a collective with several ranks); in a
+        mix over every rule set's games, and each rule set's alone as ``game/<name>/...``."""
+        stats = [group.game_stats for group in self.groups]
+        if self.ranks.distributed:
+            counts = self.exchange.sum_array(np.concatenate([own.to_array() for own in stats]))
+            ends = np.cumsum([own.to_array().size for own in stats])
+            stats = [own.from_array(part) for own, part in zip(stats, np.split(counts, ends[:-1]))]
+        out = GameStats.merged(stats).scalars()
+        if len(stats) > 1:
+            for group, own in zip(self.groups, stats):
+                out.update({f"game/{group.name}/{tag[5:]}": value for tag, value in own.scalars().items()})
+        return out
+
+    def clear_game_stats(self) -> None:
+        """A new count of every group's games, after a log."""
+        for group in self.groups:
+            group.game_stats.clear()
+
+    def opponent_shares(self) -> dict[str, float]:
+        """``opponents/<member>/weight``: the chance a new opponent game meets each pool member (league snapshots
+        together), per rule set in a mix (``opponents/<name>/<member>/weight``)."""
+        out: dict[str, float] = {}
+        for group in self.groups:
+            pool = group.pool
+            for index, weight in enumerate(pool.opponent_weights() if len(pool) else ()):
+                tag = f"opponents/{self.tag_prefix(group)}{tag_of(pool.group(index))}/weight"
+                out[tag] = out.get(tag, 0.0) + float(weight)
+        return out
 
     # -- the schedule: every interval of the run is kept here ---------------------------------
 
@@ -504,70 +509,6 @@ class Trainer(CheckpointState):
         while self.next_checkpoint <= self.decisions:
             self.next_checkpoint += self.config.checkpoint_interval
         return True
-
-    # -- evaluation ------------------------------------------------------------------------
-
-    def policy_agent(self) -> PolicyAgent:
-        """A frozen CPU copy of the current policy, playing its most probable action."""
-        network = copy.deepcopy(self.network).to("cpu").eval()
-        agent = PolicyAgent(self.pedro_config, network, greedy=True)
-        agent.name = "policy"
-        return agent
-
-    def league_names(self) -> list[tuple[str, int]]:
-        """(name, pool index) of the ``eval_league`` most recent league snapshots, newest first: snapshots of
-        earlier policies (not the untrained one, nor one taken at this very step, which is the policy itself)."""
-        pool = self.pool
-        order = sorted(range(len(pool.league)), key=lambda index: -pool.league_decisions[index])
-        earlier = [index for index in order if 0 < pool.league_decisions[index] < self.decisions]
-        newest = earlier[: self.config.eval_league]
-        return [(f"league@{pool.league_decisions[index]}", len(pool.baselines) + index) for index in newest]
-
-    def evaluate(
-        self,
-        pairs: int,
-        search_pairs: int,
-        partner_pairs: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> GauntletResult:
-        """The current policy (greedy) through the gauntlet: every ``eval_opponents`` baseline as opponent and
-        (``eval_partners``) as partner, and the most recent league snapshots, on the evaluation seeds.
-
-        Baseline opponents get ``pairs`` pairs, partner and league entries ``partner_pairs`` (default ``pairs``;
-        0 leaves the partner entries out), search agents ``search_pairs``. Plays in ``eval_workers`` processes
-        (0: one per core); ``progress(done, total)`` after each batch of matches. With several ranks each plays
-        a share of the matches (with its machine's cores shared among the ranks on it) and every rank gets the
-        whole result: the same as one process's, since a match's deals depend only on its pair.
-        """
-        config = self.config
-        network = copy.deepcopy(self.network).to("cpu").eval()
-        policies = [("policy", policy_bytes(network, self.pedro_config))]
-        league = []
-        for name, index in self.league_names():
-            agent = self.pool.agent(index)
-            assert isinstance(agent, PolicyAgent)
-            policies.append((name, policy_bytes(agent.network, self.pedro_config)))
-            league.append(name)
-        partners = config.eval_partners and partner_pairs != 0
-        entries = gauntlet_entries(config.eval_opponents, pairs, search_pairs, partners, league, partner_pairs)
-        ranks = self.ranks
-        workers = config.eval_workers or max(1, (os.cpu_count() or 1) // ranks.local_world_size)
-        result = run_gauntlet(
-            "policy",
-            entries,
-            self.pedro_config,
-            config.eval_seed,
-            workers,
-            policies=policies,
-            progress=progress,
-            share=(ranks.rank, ranks.world_size),
-            gather=self.exchange.gather if ranks.distributed else None,
-        )
-        self.latest_eval = result.scalars()
-        self.latest_headline = gauntlet_headline(result)
-        return result
-
-    # -- checkpoints -------------------------------------------------------------------------
 
 
 def parameter_digest(network: nn.Module) -> int:

@@ -2,7 +2,10 @@
 
 A resumed run checks what it takes back (:func:`checked_counters`, and the shapes and ranges of the league's and
 the games' arrays): a hand-edited or damaged checkpoint is refused with a ValueError naming the entry, before it
-could train on nonsense or fail mid-run.
+could train on nonsense or fail mid-run. A single-rules run keeps its games' entries (``env``, ``step``,
+``games``, ``game_stats``) at the top of its part; a run across rule sets keeps them per rule set under
+``rule_sets``, with each one's opponent win rates under ``rule_set_rates`` (the league's snapshots are saved
+once), and refuses a checkpoint of another mix.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from agents.policy import observation_layout
 from train.config import TrainConfig
 from train.distributed import checkpoint_world_size_error
 from train.stats import GameStats, tag_of
+from train.table_group import TableGroup
 
 
 def checked_counters(payload: dict[str, Any], config: TrainConfig) -> dict[str, Any]:
@@ -72,39 +76,70 @@ def _fitting(name: str, saved: Any, target: np.ndarray, low: int | None = None, 
     return array
 
 
+def group_state(group: TableGroup) -> dict[str, Any]:
+    """This rank's games of one rule set: the env, its current step, the seating and the statistics since the last
+    log."""
+    step = group.step
+    step_arrays = {
+        "actor": step.actor,
+        "observation": step.observation,
+        "action_mask": step.action_mask,
+        "rewards": step.rewards,
+    }
+    return {
+        "env": pack_arrays(group.venv.snapshot()),
+        "step": pack_arrays(step_arrays),
+        "games": pack_arrays(group.seating.arrays()),
+        "game_stats": dict(group.game_stats.values),
+    }
+
+
+def load_group_state(group: TableGroup, payload: dict[str, Any]) -> None:
+    """Continue ``group``'s games from :func:`group_state` (ValueError naming what does not fit)."""
+    group.step = step = group.venv.restore(unpack_arrays(payload["env"]))
+    saved_step = unpack_arrays(payload["step"])
+    if not (
+        np.array_equal(saved_step["actor"], step.actor) and np.array_equal(saved_step["observation"], step.observation)
+    ):
+        raise ValueError("the checkpoint's environment does not reproduce its saved observations")
+    step.rewards[:] = _fitting("rewards", saved_step["rewards"], step.rewards)
+    games = unpack_arrays(payload["games"])
+    pool = len(group.pool)
+    ranges = {  # each array's allowed indices
+        "seat_controller": (-1, pool),
+        "learner_team": (-1, group.rules.num_teams),
+        "game_opponent": (-1, pool),
+        "game_partner": (-1, len(group.pool.baselines)),
+        "game_group": (0, len(group.stat_groups)),
+        "bid_assist": (-1, len(group.assistants)),
+    }
+    for name, (low, high) in ranges.items():
+        if name in games or name in ("seat_controller", "learner_team"):  # the others are absent in older ones
+            target = getattr(group.seating, name)
+            target[:] = _fitting(name, games[name], target, low, high)
+    stats = payload["game_stats"]
+    unknown = sorted(set(stats) - set(GameStats.NAMES))
+    if unknown or not all(math.isfinite(float(value)) for value in stats.values()):
+        raise ValueError(f"its game statistics are damaged (unknown {unknown} or values not finite)")
+    group.game_stats.values = {**dict.fromkeys(GameStats.NAMES, 0.0), **{k: float(v) for k, v in stats.items()}}
+
+
 class CheckpointState:
     """The :class:`train.trainer.Trainer`'s checkpoint methods (a mixin over its attributes): the shared state
     (network, optimizer, counters, league) and each rank's own (games, random streams, game statistics)."""
 
     def rank_state(self) -> dict[str, Any]:
         """What is this rank's own: its games, its random streams, its game statistics since the last log."""
-        step = self.step
-        step_arrays = {
-            "actor": step.actor,
-            "observation": step.observation,
-            "action_mask": step.action_mask,
-            "rewards": step.rewards,
-        }
-        return {
+        own: dict[str, Any] = {
             "rng": {
                 "trainer": self.rng.bit_generator.state,
                 "opponents": self.opponent_rng.bit_generator.state,
                 "sampler": self.sampler.get_state(),
-            },
-            "env": pack_arrays(self.venv.snapshot()),
-            "step": pack_arrays(step_arrays),
-            "games": pack_arrays(
-                {
-                    "seat_controller": self.seat_controller,
-                    "learner_team": self.learner_team,
-                    "game_opponent": self.game_opponent,
-                    "game_partner": self.game_partner,
-                    "game_group": self.game_group,
-                    "bid_assist": self.bid_assist,
-                }
-            ),
-            "game_stats": dict(self.game_stats.values),
+            }
         }
+        if len(self.groups) == 1:
+            return {**own, **group_state(self.groups[0])}
+        return {**own, "rule_sets": [group_state(group) for group in self.groups]}
 
     def state_dict(self) -> dict[str, Any]:
         """Everything a resumed run needs, as tensors and plain values (see agents.checkpoint).
@@ -129,21 +164,25 @@ class CheckpointState:
                 "next_checkpoint": self.next_checkpoint,
             },
             **own,
-            "league": self.pool.state_dict(),
+            "league": self.groups[0].pool.state_dict(),
             "latest_eval": self.latest_eval,
             "latest_headline": self.latest_headline,
             "observation_layout": observation_layout(self.pedro_config),
         }
+        if len(self.groups) > 1:
+            payload["rule_set_rates"] = [group.pool.rates_state_dict() for group in self.groups]
         if self.ranks.distributed:
             payload["world_size"] = self.ranks.world_size
             payload["rank_states"] = others
         return payload
 
     def load_state_dict(self, payload: dict[str, Any]) -> None:
-        """Continue from :meth:`state_dict` (a checkpoint of a run with the same structure and world size)."""
+        """Continue from :meth:`state_dict` (a checkpoint of a run with the same structure, rule sets and world
+        size)."""
         world_size = int(payload.get("world_size", 1))
         if world_size != self.ranks.world_size:
             raise ValueError(checkpoint_world_size_error(world_size, self.ranks.world_size))
+        self._check_rules_mix(payload)
         counters = checked_counters(payload, self.config)
         self.network.load_state_dict(payload["model"])
         if self.acting_network is not self.network:
@@ -157,8 +196,11 @@ class CheckpointState:
         evaluates = counters["next_eval"] > 0 and self.config.eval_interval
         self.next_eval = counters["next_eval"] if evaluates else math.inf
         self.next_checkpoint = counters["next_checkpoint"]
-        self._check_league(payload["league"])
-        self.pool.load_state_dict(payload["league"])
+        rates = payload["rule_set_rates"] if len(self.groups) > 1 else [payload["league"]]
+        self._check_league(payload["league"], rates)
+        self.league.load_state_dict(payload["league"])
+        for group, own in zip(self.groups, rates):
+            group.pool.load_rates_state_dict(own)
         self.latest_eval = _latest_eval(payload["latest_eval"])
         self.latest_headline = str(payload.get("latest_headline", ""))
         self.load_rank_state(payload if self.ranks.rank == 0 else payload["rank_states"][self.ranks.rank - 1])
@@ -168,32 +210,20 @@ class CheckpointState:
         self.rng.bit_generator.state = payload["rng"]["trainer"]
         self.opponent_rng.bit_generator.state = payload["rng"]["opponents"]
         self.sampler.set_state(payload["rng"]["sampler"])
-        self.step = self.venv.restore(unpack_arrays(payload["env"]))
-        saved_step = unpack_arrays(payload["step"])
-        if not (
-            np.array_equal(saved_step["actor"], self.step.actor)
-            and np.array_equal(saved_step["observation"], self.step.observation)
-        ):
-            raise ValueError("the checkpoint's environment does not reproduce its saved observations")
-        self.step.rewards[:] = _fitting("rewards", saved_step["rewards"], self.step.rewards)
-        games = unpack_arrays(payload["games"])
-        pool = len(self.pool)
-        ranges = {  # each array's allowed indices
-            "seat_controller": (-1, pool),
-            "learner_team": (-1, self.pedro_config.num_teams),
-            "game_opponent": (-1, pool),
-            "game_partner": (-1, len(self.pool.baselines)),
-            "game_group": (0, len(self.stat_groups)),
-            "bid_assist": (-1, len(self.assistants)),
-        }
-        for name, (low, high) in ranges.items():
-            if name in games or name in ("seat_controller", "learner_team"):  # the others are absent in older ones
-                getattr(self, name)[:] = _fitting(name, games[name], getattr(self, name), low, high)
-        stats = payload["game_stats"]
-        unknown = sorted(set(stats) - set(GameStats.NAMES))
-        if unknown or not all(math.isfinite(float(value)) for value in stats.values()):
-            raise ValueError(f"its game statistics are damaged (unknown {unknown} or values not finite)")
-        self.game_stats.values = {**dict.fromkeys(GameStats.NAMES, 0.0), **{k: float(v) for k, v in stats.items()}}
+        parts = payload["rule_sets"] if len(self.groups) > 1 else [payload]
+        for group, part in zip(self.groups, parts):
+            load_group_state(group, part)
+
+    def _check_rules_mix(self, payload: dict[str, Any]) -> None:
+        """ValueError unless the checkpoint's run played this run's rule sets, with the same shares."""
+        saved = payload["config"].get("rules_mix", [])
+        if saved != self.config.to_dict()["rules_mix"]:
+            names = "; ".join(str(entry.get("name", "?")) for entry in saved if isinstance(entry, dict)) or "none"
+            mine = "; ".join(group.name for group in self.groups) if self.config.rules_mix else "none"
+            raise ValueError(f"its rules_mix ({names}) is not this run's ({mine}): a resumed run plays its own mix")
+        parts = payload.get("rule_sets", [])
+        if len(self.groups) > 1 and (len(parts) != len(self.groups) or len(payload["rule_set_rates"]) != len(parts)):
+            raise ValueError(f"it holds the games of {len(parts)} rule sets; this run plays {len(self.groups)}")
 
     def _check_optimizer_state(self) -> None:
         """ValueError unless every optimizer state tensor has its parameter's shape (torch checks only counts)."""
@@ -206,9 +236,10 @@ class CheckpointState:
                         f"{tuple(parameter.shape)}"
                     )
 
-    def _check_league(self, league: dict[str, Any]) -> None:
-        """ValueError unless the league's saved sizes fit this run's pool (before it is loaded)."""
-        pool, size = self.pool, self.pool.league_size
+    def _check_league(self, league: dict[str, Any], rates: list[dict[str, Any]]) -> None:
+        """ValueError unless the league's saved sizes, and each rule set's win rates (``rates``), fit this run's pools
+        (before they are loaded)."""
+        pool, size = self.pool, self.league.size
         if len(league["weights"]) != len(league["decisions"]) or len(league["weights"]) > size:
             raise ValueError(
                 f"its league holds {len(league['weights'])} snapshots and {len(league['decisions'])} decision "
@@ -220,11 +251,11 @@ class CheckpointState:
         replace = league["next_replace"]
         if isinstance(replace, bool) or not isinstance(replace, numbers.Integral) or not 0 <= replace < max(size, 1):
             raise ValueError(f"its league's next_replace = {replace!r} is not a place in a league of {size}")
-        for name in ("opponent_rates", "partner_rates"):
-            if name in league:  # absent in checkpoints from before opponent sampling
-                rates = getattr(pool, name)
-                for part in ("wins", "matches"):
-                    _fitting(f"league {name} {part}", league[name][part], getattr(rates, part))
+        for own in rates:
+            for name in ("opponent_rates", "partner_rates"):
+                if name in own:  # absent in checkpoints from before opponent sampling
+                    for part in ("wins", "matches"):
+                        _fitting(f"league {name} {part}", own[name][part], getattr(getattr(pool, name), part))
 
 
 def _latest_eval(latest: dict[str, Any]) -> dict[str, float]:

@@ -1,0 +1,189 @@
+"""Training across rule sets: the ``rules_mix`` key read into :class:`RuleSet` entries, and their shares of the games.
+
+An entry is ``{set: {<rule key>: value, ...}, weight: <number > 0>, name: <text>}``: its rules are the run's
+``env`` with ``set`` on top, its games a share of ``num_envs`` proportional to ``weight`` (default 1), its name
+(default: the text of its ``set``, ``default`` when empty) the piece of its TensorBoard tags
+(``eval/<name>/...``, ``game/<name>/...``) and of its table's title. An entry may also be written as the text
+``KEY=VALUE,KEY=VALUE`` (``weight=`` and ``name=`` among them), and the whole key as such texts joined by
+``;``: ``--set "rules_mix=default,weight=3; six_card=true; num_players=3,scoring=simple"``.
+Every mistake is a :class:`RulesMixError` in one line naming the entry (``rules_mix[2]``, counted from 0),
+its key and what is allowed (:func:`train.config.make_train_config` reports it as a config error).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override, short_repr
+
+ENTRY_KEYS = ("set", "weight", "name")
+MAX_RULE_SETS = 64
+"""The most entries a mix may hold: each is a table group of its own (its env, its pool of rule agents)."""
+NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_.,=+-]{1,80}")
+"""What a rule set's name may hold: it is a piece of TensorBoard tags and of file names."""
+ENTRY_FORM = "{set: {RULE_KEY: VALUE, ...}, weight: NUMBER > 0, name: TEXT} or the text 'KEY=VALUE,...'"
+
+
+class RulesMixError(ValueError):
+    """A ``rules_mix`` entry that is not allowed (one line naming the entry, its key and the allowed values)."""
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """One rule set of a run: its name, its rules (the run's ``env`` with ``changes`` on top) and its weight."""
+
+    name: str
+    rules: PedroConfig
+    weight: float
+    changes: Mapping[str, Any]  # the entry's ``set``: the rule keys it changes from ``env``
+
+
+def rule_text(value: Any) -> str:
+    """A rule value as written in YAML and ``--set``: ``true``, ``6``, ``sancho``."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def default_name(changes: Mapping[str, Any]) -> str:
+    """``{num_players: 3, scoring: simple}`` -> ``num_players=3,scoring=simple``; ``{}`` -> ``default``."""
+    return ",".join(f"{key}={rule_text(value)}" for key, value in changes.items()) or "default"
+
+
+def read_rules_mix(value: Any, env: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    """``rules_mix`` as given (a list of entries or texts, or one text of entries joined by ``;``) -> its entries
+    checked and written out in full, ``({"set": {...}, "weight": w, "name": n}, ...)`` (read-only mappings), every
+    entry's rules checked on top of ``env``. Reading its own output gives the same entries."""
+    if isinstance(value, str):
+        value = [part for part in (piece.strip() for piece in value.split(";")) if part]
+    if not isinstance(value, (list, tuple)):
+        raise RulesMixError(
+            f"config key 'rules_mix' = {short_repr(value)} is not allowed: it takes a list of entries {ENTRY_FORM}"
+        )
+    if len(value) > MAX_RULE_SETS:
+        raise RulesMixError(f"config key 'rules_mix' has {len(value)} entries: at most {MAX_RULE_SETS} are allowed")
+    entries = []
+    named: dict[str, int] = {}
+    for index, item in enumerate(value):
+        where = f"rules_mix[{index}]"
+        changes, weight, name = _entry_parts(item, where)
+        try:
+            make_config(**{**env, **changes})
+        except ConfigError as error:
+            raise RulesMixError(f"config key {where!r} ({default_name(changes)}): {error}") from None
+        name = default_name(changes) if name is None else name
+        if name in named:
+            raise RulesMixError(
+                f"config key 'rules_mix': entries {named[name]} and {index} are both named {name!r}: name one of them"
+            )
+        named[name] = index
+        entries.append(MappingProxyType({"set": MappingProxyType(changes), "weight": weight, "name": name}))
+    return tuple(entries)
+
+
+def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | None]:
+    """One entry -> (its rule changes, its weight, its name or None)."""
+    if isinstance(item, str):
+        item = _entry_from_text(item, where)
+    if not isinstance(item, Mapping):
+        raise RulesMixError(f"config key {where!r} = {short_repr(item)} is not an entry: it takes {ENTRY_FORM}")
+    unknown = [key for key in item if key not in ENTRY_KEYS]
+    if unknown:
+        raise RulesMixError(
+            f"config key {where!r}: unknown key {short_repr(unknown[0])}: an entry takes {', '.join(ENTRY_KEYS)} "
+            "(rule keys go under set)"
+        )
+    changes = item.get("set") or {}
+    if not isinstance(changes, Mapping) or not all(isinstance(key, str) for key in changes):
+        raise RulesMixError(
+            f"config key '{where}.set' = {short_repr(changes)} is not allowed: it takes a mapping of rule keys, "
+            "e.g. {six_card: true}"
+        )
+    weight = item.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
+        raise RulesMixError(f"config key '{where}.weight' = {short_repr(weight)} is not allowed: it takes a number > 0")
+    name = item.get("name")
+    if name is not None and (not isinstance(name, str) or not NAME_CHARACTERS.fullmatch(name) or not name.strip(".")):
+        raise RulesMixError(
+            f"config key '{where}.name' = {short_repr(name)} is not allowed: it takes 1 to 80 letters, digits and "
+            "_ . , = + - (not only dots): it names TensorBoard tags and files"
+        )
+    return dict(changes), float(weight), name
+
+
+def _entry_from_text(text: str, where: str) -> dict[str, Any]:
+    """``'num_players=3,scoring=simple,weight=2'`` (or ``'default'``) -> the entry's mapping; each rule
+    ``KEY=VALUE`` read as pedro_env reads it everywhere (:func:`pedro_env.config.parse_override`)."""
+    changes: dict[str, Any] = {}
+    entry: dict[str, Any] = {"set": changes}
+    for piece in (part.strip() for part in text.split(",")):
+        if piece in ("", "default"):
+            continue
+        key, _, value = piece.partition("=")
+        key = key.strip()
+        if key == "name":
+            entry["name"] = value.strip()
+        elif key == "weight":
+            try:
+                entry["weight"] = float(value)
+            except ValueError:
+                raise RulesMixError(
+                    f"config key '{where}.weight' = {short_repr(value.strip())} is not allowed: it takes a number > 0"
+                ) from None
+        else:
+            try:
+                rule, rule_value = parse_override(piece)
+            except ConfigError as error:
+                raise RulesMixError(f"config key {where!r}: {error}") from None
+            changes[rule] = rule_value
+    return entry
+
+
+def rule_sets(entries: Sequence[Mapping[str, Any]], env: Mapping[str, Any], base: PedroConfig) -> tuple[RuleSet, ...]:
+    """The rule sets of a run: each entry's (as :func:`read_rules_mix` wrote it), or, with none, ``base`` (the
+    rules of ``env``) alone, named ``default``."""
+    if not entries:
+        return (RuleSet("default", base, 1.0, MappingProxyType({})),)
+    return tuple(
+        RuleSet(entry["name"], make_config(**{**env, **entry["set"]}), float(entry["weight"]), entry["set"])
+        for entry in entries
+    )
+
+
+def allot_games(num_envs: int, weights: Sequence[float]) -> list[int]:
+    """Games of each rule set: ``num_envs`` shared in proportion to ``weights`` by largest remainders (ties to the
+    earlier entry), then every share of 0 raised to 1 with a game of the largest share (the first of equals).
+    Needs ``num_envs >= len(weights)``."""
+    shares = np.asarray(weights, dtype=np.float64)
+    if num_envs < shares.size:
+        raise RulesMixError(f"{num_envs} games cannot seat {shares.size} rule sets: each needs at least one")
+    quotas = num_envs * shares / shares.sum()
+    counts = np.floor(quotas).astype(np.int64)
+    order = np.argsort(-(quotas - counts), kind="stable")
+    counts[order[: num_envs - int(counts.sum())]] += 1
+    for index in np.flatnonzero(counts == 0):
+        counts[int(np.argmax(counts))] -= 1
+        counts[index] = 1
+    return counts.tolist()
+
+
+def check_rule_sets(sets: Sequence[RuleSet], num_envs: int, eval_rules: Sequence[str]) -> None:
+    """RulesMixError unless every rule set has a game of the ``num_envs`` and ``eval_rules`` names rule sets. (One
+    network reads them all: every config's observation has the one layout of pedro_env.observation_layout.)"""
+    if num_envs < len(sets):
+        raise RulesMixError(
+            f"config key 'num_envs' = {num_envs} is less than the {len(sets)} rule sets of 'rules_mix': each plays at "
+            "least one game"
+        )
+    names = [rule_set.name for rule_set in sets]
+    unknown = [name for name in eval_rules if name not in names]
+    if unknown:
+        raise RulesMixError(
+            f"config key 'eval_rules': {short_repr(unknown[0])} is not a rule set of 'rules_mix': its names are "
+            f"{'; '.join(names)}"
+        )
