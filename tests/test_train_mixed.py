@@ -288,13 +288,15 @@ def test_two_ranks_play_every_rule_set_on_their_share_of_the_games(tmp_path: Pat
 
 
 def test_the_shipped_mixed_config_lists_the_rule_sets_of_issue_57() -> None:
-    config = load_train_config(REPO_ROOT / "configs" / "mixed_rules.yaml")
+    path = REPO_ROOT / "configs" / "mixed_rules.yaml"
+    config = load_train_config(path)
     assert len(config.rule_sets) == 17 and config.rule_sets[0].name == "default" and config.init_from == "pretrained"
     assert allot_games(config.num_envs, [rule_set.weight for rule_set in config.rule_sets])[:2] == [80, 27]
     variants = {(rule_set.rules.num_players, rule_set.rules.variant) for rule_set in config.rule_sets}
     assert variants >= {(4, "cinch"), (4, "sancho"), (4, "dom"), (4, "pitch"), (3, "cinch"), (2, "cinch")}
+    assert Trainer(load_train_config(path, ["num_envs=17", "torch_threads=1"])).shape.hidden_sizes == (384, 384)
     tiny = ["num_envs=38", "rollout_steps=4", "hidden_sizes=[16]", "init_from=", "league_size=1", "torch_threads=1"]
-    trainer = Trainer(load_train_config(REPO_ROOT / "configs" / "mixed_rules.yaml", tiny))
+    trainer = Trainer(load_train_config(path, tiny))
     trainer.train_step()  # every rule set's games, its opponents and its teacher, one update
     assert [group.num_games for group in trainer.groups] == [6] + [2] * 16  # 38 games by weights 3 and 1
     assert all(trainer.rollout.learner[:, group.games].any() for group in trainer.groups)
