@@ -300,3 +300,23 @@ def test_the_shipped_mixed_config_lists_the_rule_sets_of_issue_57() -> None:
     trainer.train_step()  # every rule set's games, its opponents and its teacher, one update
     assert [group.num_games for group in trainer.groups] == [6] + [2] * 16  # 38 games by weights 3 and 1
     assert all(trainer.rollout.learner[:, group.games].any() for group in trainer.groups)
+
+
+def test_a_rule_set_may_name_its_own_teacher_or_none() -> None:
+    """An entry's ``teacher`` replaces the run's for its games ('' leaves them untaught); the others keep the run's."""
+    mix = [
+        {"set": {}, "teacher": ""},
+        {"set": {"num_players": 3, "scoring": "simple"}, "teacher": "rule:cautious"},
+        "num_players=2,teacher=random",
+        {"set": {"six_card": True}},
+    ]
+    config = mixed_config(rules_mix=mix, teacher="rule:heuristic", teacher_floor=0.5)
+    trainer = Trainer(config)
+    teachers = [None if group.teacher is None else group.teacher.agent.name for group in trainer.groups]
+    assert teachers == [None, "rule:cautious", "random", "rule:heuristic"]
+    assert trainer.teacher is trainer.groups[1].teacher and trainer.teacher_weight() == 0.5
+    rollout = trainer.collect()
+    taught = rollout.teacher_actions >= 0
+    assert not taught[:, trainer.groups[0].games].any() and taught[:, trainer.groups[1].games].any()
+    with pytest.raises(TrainConfigError, match=r"'rules_mix\[0\].teacher': .*unknown"):
+        mixed_config(rules_mix=[{"set": {}, "teacher": "rule:nobody"}])

@@ -1,9 +1,11 @@
 """Training across rule sets: the ``rules_mix`` key read into :class:`RuleSet` entries, and their shares of the games.
 
-An entry is ``{set: {<rule key>: value, ...}, weight: <number > 0>, name: <text>}``: its rules are the run's
-``env`` with ``set`` on top, its games a share of ``num_envs`` proportional to ``weight`` (default 1), its name
-(default: the text of its ``set``, ``default`` when empty) the piece of its TensorBoard tags
-(``eval/<name>/...``, ``game/<name>/...``) and of its table's title. An entry may also be written as the text
+An entry is ``{set: {<rule key>: value, ...}, weight: <number > 0>, name: <text>, teacher: <agent spec>}``: its
+rules are the run's ``env`` with ``set`` on top, its games a share of ``num_envs`` proportional to ``weight``
+(default 1), its name (default: the text of its ``set``, ``default`` when empty) the piece of its TensorBoard tags
+(``eval/<name>/...``, ``game/<name>/...``) and of its table's title, and its ``teacher`` (default: the run's; an
+empty text: none) the agent its games' decisions are pulled towards (kickstarting, train/teacher.py), e.g.
+``pretrained`` at three players, the policy shipped for that table size. An entry may also be written as the text
 ``KEY=VALUE,KEY=VALUE`` (``weight=`` and ``name=`` among them), and the whole key as such texts joined by
 ``;``: ``--set "rules_mix=default,weight=3; six_card=true; num_players=3,scoring=simple"``.
 Every mistake is a :class:`RulesMixError` in one line naming the entry (``rules_mix[2]``, counted from 0),
@@ -23,12 +25,14 @@ import numpy as np
 
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override, short_repr
 
-ENTRY_KEYS = ("set", "weight", "name")
+ENTRY_KEYS = ("set", "weight", "name", "teacher")
 MAX_RULE_SETS = 64
 """The most entries a mix may hold: each is a table group of its own (its env, its pool of rule agents)."""
 NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_.,=+-]{1,80}")
 """What a rule set's name may hold: it is a piece of TensorBoard tags and of file names."""
-ENTRY_FORM = "{set: {RULE_KEY: VALUE, ...}, weight: NUMBER > 0, name: TEXT} or the text 'KEY=VALUE,...'"
+ENTRY_FORM = (
+    "{set: {RULE_KEY: VALUE, ...}, weight: NUMBER > 0, name: TEXT, teacher: AGENT_SPEC} or the text 'KEY=VALUE,...'"
+)
 
 
 class RulesMixError(ValueError):
@@ -43,6 +47,7 @@ class RuleSet:
     rules: PedroConfig
     weight: float
     changes: Mapping[str, Any]  # the entry's ``set``: the rule keys it changes from ``env``
+    teacher: str | None = None  # the entry's teacher spec ("" none); None: the run's
 
 
 def rule_text(value: Any) -> str:
@@ -71,7 +76,7 @@ def read_rules_mix(value: Any, env: Mapping[str, Any]) -> tuple[Mapping[str, Any
     named: dict[str, int] = {}
     for index, item in enumerate(value):
         where = f"rules_mix[{index}]"
-        changes, weight, name = _entry_parts(item, where)
+        changes, weight, name, teacher = _entry_parts(item, where)
         try:
             make_config(**{**env, **changes})
         except ConfigError as error:
@@ -82,12 +87,15 @@ def read_rules_mix(value: Any, env: Mapping[str, Any]) -> tuple[Mapping[str, Any
                 f"config key 'rules_mix': entries {named[name]} and {index} are both named {name!r}: name one of them"
             )
         named[name] = index
-        entries.append(MappingProxyType({"set": MappingProxyType(changes), "weight": weight, "name": name}))
+        entry = {"set": MappingProxyType(changes), "weight": weight, "name": name}
+        if teacher is not None:
+            entry["teacher"] = teacher
+        entries.append(MappingProxyType(entry))
     return tuple(entries)
 
 
-def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | None]:
-    """One entry -> (its rule changes, its weight, its name or None)."""
+def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | None, str | None]:
+    """One entry -> (its rule changes, its weight, its name or None, its teacher spec or None)."""
     if isinstance(item, str):
         item = _entry_from_text(item, where)
     if not isinstance(item, Mapping):
@@ -113,7 +121,21 @@ def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | No
             f"config key '{where}.name' = {short_repr(name)} is not allowed: it takes 1 to 80 letters, digits and "
             "_ . , = + - (not only dots): it names TensorBoard tags and files"
         )
-    return dict(changes), float(weight), name
+    teacher = item.get("teacher")
+    if teacher is not None:
+        if not isinstance(teacher, str):
+            raise RulesMixError(
+                f"config key '{where}.teacher' = {short_repr(teacher)} is not allowed: it takes an agent spec "
+                "(or '' for none)"
+            )
+        if teacher:
+            from agents import AgentSpecError, parse_spec
+
+            try:
+                parse_spec(teacher)
+            except AgentSpecError as error:
+                raise RulesMixError(f"config key '{where}.teacher': {error}") from None
+    return dict(changes), float(weight), name, teacher
 
 
 def _entry_from_text(text: str, where: str) -> dict[str, Any]:
@@ -126,8 +148,8 @@ def _entry_from_text(text: str, where: str) -> dict[str, Any]:
             continue
         key, _, value = piece.partition("=")
         key = key.strip()
-        if key == "name":
-            entry["name"] = value.strip()
+        if key in ("name", "teacher"):
+            entry[key] = value.strip()
         elif key == "weight":
             try:
                 entry["weight"] = float(value)
@@ -150,7 +172,13 @@ def rule_sets(entries: Sequence[Mapping[str, Any]], env: Mapping[str, Any], base
     if not entries:
         return (RuleSet("default", base, 1.0, MappingProxyType({})),)
     return tuple(
-        RuleSet(entry["name"], make_config(**{**env, **entry["set"]}), float(entry["weight"]), entry["set"])
+        RuleSet(
+            entry["name"],
+            make_config(**{**env, **entry["set"]}),
+            float(entry["weight"]),
+            entry["set"],
+            entry.get("teacher"),
+        )
         for entry in entries
     )
 

@@ -68,7 +68,8 @@ class Seating:
 
 def group_config(config: TrainConfig, rule_set: RuleSet, games: int) -> TrainConfig:
     """The run's ``config`` as one group plays it: ``env`` its rule set's rules, ``num_envs`` its ``games``, and at an
-    individual table (two or three players, nobody has a partner) the partner keys of :data:`PARTNER_KEYS`."""
+    individual table (two or three players, nobody has a partner) the partner keys of :data:`PARTNER_KEYS`, and
+    ``teacher`` the rule set's own where it names one."""
     changes: dict[str, Any] = {
         "env": MappingProxyType({**config.env, **rule_set.changes}),
         "num_envs": games,
@@ -77,6 +78,8 @@ def group_config(config: TrainConfig, rule_set: RuleSet, games: int) -> TrainCon
     }
     if rule_set.rules.num_players == rule_set.rules.num_teams:
         changes.update(PARTNER_KEYS)
+    if rule_set.teacher is not None:
+        changes["teacher"] = rule_set.teacher
     return dataclasses.replace(config, **changes)
 
 

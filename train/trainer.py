@@ -208,8 +208,9 @@ class Trainer(CheckpointState, Evaluation):
 
     @property
     def teacher(self) -> Teacher | None:
-        """The teacher of a single-rules run (of a mix's first rule set: every one's weighs alike)."""
-        return self.groups[0].teacher
+        """The teacher of a single-rules run (of a mix, the first rule set's that has one: every one's weighs
+        alike); None when no rule set has one."""
+        return next((group.teacher for group in self.groups if group.teacher is not None), None)
 
     @property
     def seat_controller(self) -> np.ndarray:
@@ -290,8 +291,10 @@ class Trainer(CheckpointState, Evaluation):
             self._others_act(controller, assisted, assistant, observations, masks, actions)
             if teaching:  # the teacher's choice where the policy decides in a taught phase and side
                 for group in self.groups:
+                    if group.teacher is None:  # a rule set whose entry says teacher: ''
+                        continue
                     rows = group.games
-                    taught, choices = group.teacher.label(  # type: ignore[union-attr]
+                    taught, choices = group.teacher.label(
                         observations[rows], masks[rows], learner[rows], self.opponent_rng
                     )
                     rollout.teacher_actions[t, rows.start + taught] = choices
