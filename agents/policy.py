@@ -179,6 +179,18 @@ def check_layout(recorded: Any, config: PedroConfig, source: str) -> None:
     )
 
 
+def check_resumable_layout(payload: dict[str, Any], source: str) -> None:
+    """Raise ValueError (one line) when a training checkpoint was written in another layout version: its optimizer
+    state belongs to that layout's network, so the run cannot go on; its weights can start a new one."""
+    recorded = payload.get("observation_layout")
+    version = recorded_layout_version(recorded) if recorded is not None else 1
+    if version != LAYOUT_VERSION:
+        raise ValueError(
+            f"{source} was written in observation layout version {version}; this version reads {LAYOUT_VERSION}, so "
+            f"the run cannot be resumed: start a new run from its weights (init_from={source})"
+        )
+
+
 def check_readable(payload: dict[str, Any], config: PedroConfig, source: str) -> None:
     """Raise ValueError (one line) when the policy of ``payload`` cannot play games of ``config``: trained at
     another table size, or its recorded layout cannot read them (:func:`check_layout`)."""

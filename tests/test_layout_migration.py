@@ -127,3 +127,25 @@ def test_every_shipped_policy_loads_in_this_layout(path: Path) -> None:
     assert network.shape.observation_size == OBSERVATION_SIZE
     for rules in trained_rule_sets(payload):
         check_readable(payload, rules, path.name)
+
+
+def test_a_training_run_of_layout_version_1_is_not_resumed_but_its_weights_start_a_new_one(tmp_path: Path) -> None:
+    """A checkpoint of version 1 holds an optimizer of the old network: resuming it is refused in one line naming
+    both versions and what to do; init_from reads its weights, migrated."""
+    from agents.checkpoint import CheckpointError, save_checkpoint
+    from train.run import run_training
+
+    from conftest import tiny_config
+
+    payload, _ = version1_payload({"target_score": 11}, centralized=False)
+    payload["config"]["env"] = {"target_score": 11}
+    save_checkpoint(payload, tmp_path / "old" / "latest.pt")
+    with pytest.raises(CheckpointError) as refused:
+        run_training(tiny_config(), tmp_path / "old", payload, progress=False)
+    message = str(refused.value)
+    assert "observation layout version 1; this version reads 2" in message and "init_from=" in message
+    assert "\n" not in message
+    from train.trainer import Trainer
+
+    trainer = Trainer(tiny_config(init_from=str(tmp_path / "old"), hidden_sizes=[32, 16], shared_trunk=False))
+    assert trainer.network.shape.observation_size == OBSERVATION_SIZE

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.checkpoint import CheckpointError, latest_checkpoint, save_checkpoint
+from agents.policy import check_resumable_layout
 from arena.gauntlet import GauntletResult, is_search
 from pedro_env.cli import atomic_output
 from train.config import TrainConfig
@@ -67,6 +68,11 @@ def run_training(
     Several ranks (:mod:`train.distributed`) all call this; rank 0 alone owns and writes ``run_dir``.
     """
     # a bad device, config or init_from fails here, before any file; a resume reads its own weights
+    if payload is not None:
+        try:
+            check_resumable_layout(payload, str(latest_checkpoint(run_dir)))
+        except ValueError as error:
+            raise CheckpointError(str(error)) from None
     trainer = Trainer(config, ranks=ranks, exchange=exchange, initial_weights=payload is None)
     if payload is not None:
         try:

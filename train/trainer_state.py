@@ -18,6 +18,7 @@ import numpy as np
 
 from agents.checkpoint import pack_arrays, unpack_arrays
 from agents.policy import observation_layout
+from pedro_env.observation_layout import LAYOUT_VERSION
 from train.config import TrainConfig
 from train.distributed import checkpoint_world_size_error
 from train.stats import GameStats, tag_of
@@ -167,7 +168,8 @@ class CheckpointState:
             "league": self.groups[0].pool.state_dict(),
             "latest_eval": self.latest_eval,
             "latest_headline": self.latest_headline,
-            "observation_layout": observation_layout(self.pedro_config),
+            "observation_layout": observation_layout(),
+            "observation_layout_version": LAYOUT_VERSION,
         }
         if len(self.groups) > 1:
             payload["rule_set_rates"] = [group.pool.rates_state_dict() for group in self.groups]
