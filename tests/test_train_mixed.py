@@ -291,14 +291,19 @@ def test_the_shipped_mixed_config_lists_the_rule_sets_of_issue_57() -> None:
     path = REPO_ROOT / "configs" / "mixed_rules.yaml"
     config = load_train_config(path)
     assert len(config.rule_sets) == 17 and config.rule_sets[0].name == "default" and config.init_from == "pretrained"
-    assert allot_games(config.num_envs, [rule_set.weight for rule_set in config.rule_sets])[:2] == [80, 27]
+    weights = [rule_set.weight for rule_set in config.rule_sets]
+    games = allot_games(config.num_envs, weights)
+    assert games[0] == 73 and set(games[1:]) == {24, 25, 49}  # weights 3, 1 and (three and two players) 2
+    teachers = {rule_set.name: rule_set.teacher for rule_set in config.rule_sets}
+    assert teachers["num_players=3,scoring=simple"] == teachers["num_players=2"] == "pretrained"
+    assert teachers["six_card=true"] is None  # the run's: the long recipe's rule-agent teacher
     variants = {(rule_set.rules.num_players, rule_set.rules.variant) for rule_set in config.rule_sets}
     assert variants >= {(4, "cinch"), (4, "sancho"), (4, "dom"), (4, "pitch"), (3, "cinch"), (2, "cinch")}
     assert Trainer(load_train_config(path, ["num_envs=17", "torch_threads=1"])).shape.hidden_sizes == (384, 384)
     tiny = ["num_envs=38", "rollout_steps=4", "hidden_sizes=[16]", "init_from=", "league_size=1", "torch_threads=1"]
     trainer = Trainer(load_train_config(path, tiny))
     trainer.train_step()  # every rule set's games, its opponents and its teacher, one update
-    assert [group.num_games for group in trainer.groups] == [6] + [2] * 16  # 38 games by weights 3 and 1
+    assert [group.num_games for group in trainer.groups] == allot_games(38, weights)
     assert all(trainer.rollout.learner[:, group.games].any() for group in trainer.groups)
 
 
