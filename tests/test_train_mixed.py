@@ -325,3 +325,30 @@ def test_a_rule_set_may_name_its_own_teacher_or_none() -> None:
     assert not taught[:, trainer.groups[0].games].any() and taught[:, trainer.groups[1].games].any()
     with pytest.raises(TrainConfigError, match=r"'rules_mix\[0\].teacher': .*unknown"):
         mixed_config(rules_mix=[{"set": {}, "teacher": "rule:nobody"}])
+
+
+def test_rule_sets_taught_by_one_policy_ask_it_once_a_step_in_the_games_precision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mix = [
+        {"set": {}, "teacher": "pretrained"},
+        {"set": {"scoring": "simple"}, "teacher": "pretrained"},  # the same shipped four-player policy
+        "num_players=2,teacher=pretrained",  # the two-player one
+        "six_card=true",  # the run's rule agent
+    ]
+    config = mixed_config(rules_mix=mix, teacher="rule:heuristic", teacher_decisions=10_000, precision="bfloat16")
+    trainer = Trainer(config)
+    teachers = [group.teacher.agent for group in trainer.groups]
+    assert teachers[0] is teachers[1] and teachers[2] is not teachers[0] and teachers[3] is not teachers[0]
+    assert {next(teacher.network.parameters()).dtype for teacher in teachers[:3]} == {torch.bfloat16}
+    asked: list[int] = []
+    act = type(teachers[0]).act
+    monkeypatch.setattr(
+        type(teachers[0]), "act", lambda agent, obs, *rest: asked.append(len(obs)) or act(agent, obs, *rest)
+    )
+    rollout = trainer.collect()
+    assert len(asked) <= 2 * trainer.config.rollout_steps  # one call a step for each policy, not one per rule set
+    taught = rollout.teacher_actions >= 0
+    assert all(taught[:, group.games].any() for group in trainer.groups)
+    chosen = rollout.teacher_actions[taught]
+    assert rollout.masks[taught.nonzero()[0], taught.nonzero()[1], chosen].all()  # legal choices

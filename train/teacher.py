@@ -12,9 +12,14 @@ policy throughout RL. docs/training.md says why the recipes keep one.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
+
 import numpy as np
+import torch
 
 from agents import make_agent
+from agents.policy import PolicyAgent
 from pedro_env.actions import DISCARD_OFFSET, NUM_ACTIONS, PLAY_OFFSET, TRUMP_OFFSET
 from pedro_env.config import PedroConfig
 from pedro_env.observation_layout import viewer_team_makes
@@ -53,6 +58,14 @@ class Teacher:
         remaining = max(0.0, 1.0 - decisions / config.teacher_decisions) if config.teacher_decisions else 0.0
         return config.teacher_floor + (config.teacher_coef - config.teacher_floor) * remaining
 
+    def taught(self, observations: np.ndarray, masks: np.ndarray, learner: np.ndarray) -> np.ndarray:
+        """The games (indices into the batch) where the policy decides (``learner``) in a taught phase and side."""
+        taught = learner & self.taught_action[masks.argmax(axis=1)]  # every legal action shares the phase
+        if len(self.sides) == 1:
+            ours = viewer_team_makes(observations, self.rules)
+            taught &= ours if "maker" in self.sides else ~ours
+        return np.flatnonzero(taught)
+
     def label(
         self, observations: np.ndarray, masks: np.ndarray, learner: np.ndarray, rng: np.random.Generator
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -60,11 +73,7 @@ class Teacher:
 
         ``observations`` (B, D) uint8 and ``masks`` (B, A) bool of one step of the batch.
         """
-        taught = learner & self.taught_action[masks.argmax(axis=1)]  # every legal action shares the phase
-        if len(self.sides) == 1:
-            ours = viewer_team_makes(observations, self.rules)
-            taught &= ours if "maker" in self.sides else ~ours
-        games = np.flatnonzero(taught)
+        games = self.taught(observations, masks, learner)
         if games.size == 0:
             return games, np.zeros(0, dtype=np.int64)
         if self.margin <= 0:
@@ -72,3 +81,31 @@ class Teacher:
         choices, margins = self.agent.act_with_margins(observations[games], masks[games], rng)
         settled = margins >= self.margin  # inf outside the searched play decisions: those keep their label
         return games[settled], choices[settled]
+
+
+def share_policy_agents(teachers: Sequence[Teacher | None], precision: torch.dtype = torch.float32) -> None:
+    """Teachers whose agents are one frozen policy (greedy PolicyAgents of equal networks, such as ``pretrained`` at
+    the tables of one size under several rule sets) take the first one's agent, so that a run across rule sets asks
+    it once a step for all their games (its choices depend on the observation alone, not on the rules); such a
+    policy then acts in ``precision``, the games' arithmetic (a bfloat16 copy of its network, as the acting
+    network's and the league's)."""
+    kept: list[PolicyAgent] = []
+    for teacher in teachers:
+        agent = teacher.agent if teacher is not None else None
+        if not isinstance(agent, PolicyAgent) or not agent.greedy or teacher.margin > 0:
+            continue
+        same = next((other for other in kept if _same_policy(other, agent)), None)
+        if same is None:
+            kept.append(agent)
+        else:
+            teacher.agent = same
+    for agent in kept:
+        agent.network = copy.deepcopy(agent.network).to(precision)
+
+
+def _same_policy(one: PolicyAgent, other: PolicyAgent) -> bool:
+    """Both play greedily (or both sample) from networks of one shape and equal weights."""
+    if one.greedy != other.greedy or one.network.shape != other.network.shape:
+        return False
+    mine, theirs = one.network.state_dict(), other.network.state_dict()
+    return mine.keys() == theirs.keys() and all(torch.equal(mine[name], theirs[name]) for name in mine)

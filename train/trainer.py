@@ -16,6 +16,7 @@ import copy
 import math
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -41,7 +42,7 @@ from train.ppo import Rollout, SeatCredit, ppo_update, seat_advantages
 from train.rules_mix import allot_games
 from train.stats import GameStats, tag_of
 from train.table_group import Seating, TableGroup
-from train.teacher import Teacher
+from train.teacher import Teacher, share_policy_agents
 from train.trainer_eval import Evaluation
 from train.trainer_state import CheckpointState
 
@@ -166,6 +167,7 @@ class Trainer(CheckpointState, Evaluation):
             TableGroup(rule_set, config, slice(end - count, end), self.seating, self.league, self.shape, self.scale)
             for rule_set, count, end in zip(sets, np.diff([0, *ends]).tolist(), ends)
         ]
+        share_policy_agents([group.teacher for group in self.groups], self.acting_precision)
         self.credit = SeatCredit(config.num_envs, self.num_seats)
         self.rollout = Rollout.empty(
             config.rollout_steps,
@@ -290,14 +292,7 @@ class Trainer(CheckpointState, Evaluation):
             actions, log_probs, values = self._policy_actions(observations, masks, t, learner)
             self._others_act(controller, assisted, assistant, observations, masks, actions)
             if teaching:  # the teacher's choice where the policy decides in a taught phase and side
-                for group in self.groups:
-                    if group.teacher is None:  # a rule set whose entry says teacher: ''
-                        continue
-                    rows = group.games
-                    taught, choices = group.teacher.label(
-                        observations[rows], masks[rows], learner[rows], self.opponent_rng
-                    )
-                    rollout.teacher_actions[t, rows.start + taught] = choices
+                self._teach(t, observations, masks, learner)
             rollout.actions[t] = actions
             rollout.log_probs[t] = log_probs
             rollout.values[t] = values
@@ -308,6 +303,26 @@ class Trainer(CheckpointState, Evaluation):
         if self.ranks.distributed:
             self._merge_outcomes()
         return rollout
+
+    def _teach(self, t: int, observations: np.ndarray, masks: np.ndarray, learner: np.ndarray) -> None:
+        """The teachers' choices at the policy's decisions they teach, into the rollout's row ``t``: each teacher
+        agent asked once for every rule set it teaches (one policy teaching several: one forward), a searching
+        teacher with a margin per rule set; a rule set without a teacher (its entry's ``teacher: ''``) is left."""
+        asked: dict[int, tuple[Any, list[np.ndarray]]] = {}
+        for group in self.groups:
+            teacher, rows = group.teacher, group.games
+            if teacher is None:
+                continue
+            if teacher.margin > 0:
+                taught, choices = teacher.label(observations[rows], masks[rows], learner[rows], self.opponent_rng)
+                self.rollout.teacher_actions[t, rows.start + taught] = choices
+                continue
+            games = rows.start + teacher.taught(observations[rows], masks[rows], learner[rows])
+            asked.setdefault(id(teacher.agent), (teacher.agent, []))[1].append(games)
+        for agent, parts in asked.values():
+            games = np.concatenate(parts)
+            if games.size:
+                self.rollout.teacher_actions[t, games] = agent.act(observations[games], masks[games], self.opponent_rng)
 
     def _deciders(self, controller: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(B,) whether the policy decides each game's move, (B,) whether an assistant bids for it instead, and
