@@ -2,13 +2,17 @@
 
     python -m benchmarks.training configs/ppo_selfplay.yaml --updates 10 [--set num_envs=1024 ...]
     python -m benchmarks.training configs/ppo_selfplay.yaml --ranks 1 2     # scaling: 1 rank, then 2, one run
+    python -m benchmarks.training configs/mixed_rules.yaml --against-single --rounds 3   # a mix vs its first set
 
 Runs the trainer's own loop (opponent games, the league filled to ``league_size`` as for most of a run; no
 evaluation, no checkpoints) and
 prints decisions/s overall and the split between collecting rollouts and updating the network,
 after one warm-up update. Prints the machine it ran on. With ``--ranks`` it runs the same loop as
 N ranks under torchrun (train/distributed.py, one torch thread per rank unless --set says otherwise)
-for each N in turn and prints the job's decisions/s and the speed-up over the first N.
+for each N in turn and prints the job's decisions/s and the speed-up over the first N. With
+``--against-single`` it times a config with ``rules_mix`` and the same config on the mix's first rule
+set alone (a mix of that one entry: its rules and its teacher; a single-rules run) in turn,
+``--rounds`` times each, and prints the mix's decisions/s over the single rules'.
 """
 
 from __future__ import annotations
@@ -20,13 +24,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 from pedro_env.cli import OneLineErrorParser, one_line_on_interrupt
 from train import distributed
-from train.config import TrainConfigError, load_train_config
+from train.config import TrainConfig, TrainConfigError, load_train_config, make_train_config
 from train.trainer import Trainer
 
 RESULT_PREFIX = "benchmarks.training result: "  # the line a rank-0 run prints for --ranks to read
@@ -41,13 +46,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--ranks", nargs="+", type=int, metavar="N", help="run as N ranks under torchrun, for each N given in turn"
     )
+    parser.add_argument(
+        "--against-single",
+        action="store_true",
+        help="a config with rules_mix: time it and its first rule set alone in turn; print the ratio",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="with --against-single: timings of each, in turn")
     args = parser.parse_args(argv)
     try:
         if args.updates < 1:
             raise TrainConfigError(f"--updates must be an int >= 1, got {args.updates}")
         if args.ranks and min(args.ranks) < 1:
             raise TrainConfigError(f"--ranks takes ints >= 1, got {' '.join(map(str, args.ranks))}")
+        if args.rounds < 1:
+            raise TrainConfigError(f"--rounds must be an int >= 1, got {args.rounds}")
         config = load_train_config(args.config, args.set)
+        if args.against_single:
+            if args.ranks or not config.rules_mix:
+                raise TrainConfigError("--against-single times a config with rules_mix, in one process (no --ranks)")
+            return _against_single(args, config)
         if args.ranks:
             return _compare_ranks(args)
         ranks = distributed.ranks_from_environment()
@@ -56,18 +73,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TrainConfigError, ValueError) as error:
         print(f"python -m benchmarks.training: error: {error}", file=sys.stderr)
         return 2
-    trainer.train_step()  # warm-up: allocations, the first league snapshot
-    while len(trainer.pool.league) < trainer.pool.league_size:  # a full league, as for most of a run
-        trainer.pool.add_snapshot(trainer.network, trainer.decisions)
+    timing = _time_updates(trainer, args.updates)
+    distributed.leave()
+    if not ranks.main:
+        return 0
+    _print_figures(args, config, trainer, timing)
+    return 0
 
+
+def _time_updates(trainer: Trainer, updates: int) -> dict[str, Any]:
+    """One warm-up update, a full league, then ``updates`` timed rollouts and updates: decisions, wall, collecting
+    and updating seconds, the rows of every forward pass of the updates and the load average before them."""
+    trainer.train_step()  # warm-up: allocations, the first league snapshot
+    while len(trainer.league) < trainer.league.size:  # a full league, as for most of a run
+        trainer.add_snapshot()
     load_before = _load_average()
     rows_forward: list[int] = []  # rows of every forward pass of the updates (collection calls no forward)
     hook = trainer.network.register_forward_hook(lambda module, inputs, output: rows_forward.append(len(inputs[0])))
     collect_s = update_s = 0.0
     decisions = 0
-    exchange.barrier()
+    trainer.exchange.barrier()
     started = time.perf_counter()
-    for _ in range(args.updates):
+    for _ in range(updates):
         start = time.perf_counter()
         before = trainer.decisions
         rollout = trainer.collect()
@@ -79,12 +106,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         collect_s += middle - start
         update_s += end - middle
         decisions += trainer.decisions - before
-    exchange.barrier()
+    trainer.exchange.barrier()
     wall = time.perf_counter() - started
     hook.remove()
-    distributed.leave()
-    if not ranks.main:
-        return 0
+    return {
+        "decisions": decisions,
+        "wall": wall,
+        "collect_s": collect_s,
+        "update_s": update_s,
+        "rows": rows_forward,
+        "load_before": load_before,
+    }
+
+
+def _print_figures(args, config: TrainConfig, trainer: Trainer, timing: dict[str, Any]) -> None:
+    """The machine, the config and the figures of one timing (rank 0's)."""
+    ranks = trainer.ranks
+    decisions, wall, collect_s, update_s = (timing[key] for key in ("decisions", "wall", "collect_s", "update_s"))
+    rows_forward, load_before = timing["rows"], timing["load_before"]
     update_flops = 3 * forward_flops_per_row(trainer.network) * sum(rows_forward)  # backward: about 2x the forward
     total = collect_s + update_s
     learner_share = float(np.mean(trainer.rollout.learner))
@@ -116,6 +155,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"this run: {matmuls}"
     )
     print(RESULT_PREFIX + json.dumps({"ranks": ranks.world_size, "decisions_per_s": decisions / wall}))
+
+
+def _against_single(args, config: TrainConfig) -> int:
+    """``--against-single``: the mix, then its first rule set alone (that entry's rules and teacher: a single-rules
+    run), ``--rounds`` times, each timing on a fresh trainer in this process; then each one's decisions/s and the
+    mix's over the single rules'."""
+    single = make_train_config(config, rules_mix=[dict(config.rules_mix[0])], eval_rules=[])
+    rates: dict[str, list[float]] = {"mixed": [], "single": []}
+    for round_number in range(1, args.rounds + 1):
+        for label, own in (("mixed", config), ("single", single)):
+            trainer = Trainer(own)
+            timing = _time_updates(trainer, args.updates)
+            sets = f"{len(trainer.groups)} rule sets" if label == "mixed" else f"{trainer.groups[0].name} alone"
+            print(f"== round {round_number}, {label} ({sets})")
+            _print_figures(args, own, trainer, timing)
+            rates[label].append(timing["decisions"] / timing["wall"])
+            del trainer
+    print(f"\n{'round':>5}  {'mixed':>11}  {'single':>11}  mixed / single")
+    for number, (mixed, alone) in enumerate(zip(rates["mixed"], rates["single"]), start=1):
+        print(f"{number:>5}  {mixed:11,.0f}  {alone:11,.0f}  {mixed / alone:.2f}x")
+    mixed, alone = float(np.mean(rates["mixed"])), float(np.mean(rates["single"]))
+    print(f"{'mean':>5}  {mixed:11,.0f}  {alone:11,.0f}  {mixed / alone:.2f}x")
     return 0
 
 

@@ -212,6 +212,25 @@ def test_the_training_benchmark_prints_its_figures() -> None:
     assert any(line.startswith("  the update's arithmetic: ") and "matmul in this run: " in line for line in lines)
 
 
+def test_the_training_benchmark_times_a_mix_against_its_env_rules_alone() -> None:
+    small = ["num_envs=16", "rollout_steps=8", "num_minibatches=1", "rules_mix=default; num_players=3,scoring=simple"]
+    done = run_module(
+        "benchmarks.training", "configs/smoke.yaml", "--updates", "1", "--against-single", "--set", *small,
+        cwd=REPO_ROOT, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line for line in lines if line.startswith("== ")] == [
+        "== round 1, mixed (2 rule sets)",
+        "== round 1, single (default alone)",
+    ]
+    assert lines[-3].split() == ["round", "mixed", "single", "mixed", "/", "single"]
+    assert lines[-1].startswith(" mean") and lines[-1].endswith("x")
+    alone = run_module("benchmarks.training", "configs/smoke.yaml", "--against-single", cwd=REPO_ROOT, timeout=300)
+    assert alone.returncode == 2 and alone.stderr.count("\n") == 1
+    assert "--against-single times a config with rules_mix" in alone.stderr
+
+
 def test_the_rule_agents_benchmark_prints_each_agent_beside_the_engine() -> None:
     done = run_module(
         "benchmarks.rule_agents", "--batch-sizes", "8", "--steps", "3", "--seconds", "0.05", cwd=REPO_ROOT, timeout=300
