@@ -293,7 +293,7 @@ def test_the_shipped_mixed_config_lists_the_rule_sets_of_issue_57() -> None:
     assert len(config.rule_sets) == 17 and config.rule_sets[0].name == "default" and config.init_from == "pretrained"
     weights = [rule_set.weight for rule_set in config.rule_sets]
     games = allot_games(config.num_envs, weights)
-    assert games[0] == 73 and set(games[1:]) == {24, 25, 49}  # weights 3, 1 and (three and two players) 2
+    assert games[0] == 61 and set(games[1:]) == {20, 21, 41}  # weights 3, 1 and (small tables, variants) 2
     teachers = {rule_set.name: rule_set.teacher for rule_set in config.rule_sets}
     assert teachers["num_players=3,scoring=simple"] == teachers["num_players=2"] == "pretrained"
     assert teachers["six_card=true"] is None  # the run's: the long recipe's rule-agent teacher
