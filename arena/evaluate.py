@@ -311,12 +311,3 @@ def _shards(sides: list[Side], pairings: list[Pairing], bounds: list[tuple[int, 
         for shard_index, (first, count) in enumerate(bounds)
     ]
 
-
-if __name__ == "__main__":
-    import sys
-
-    print(
-        "python -m arena.evaluate: this module is the API; the command is pedro-eval (python -m arena.eval_cli)",
-        file=sys.stderr,
-    )
-    raise SystemExit(2)

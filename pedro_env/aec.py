@@ -9,7 +9,7 @@ Rewards                ``points`` (per deal: team delta - opponents' mean delta,
 Render modes           ``ansi`` (returns the table as text), ``human`` (prints it)
 =====================  =================================================================
 
-The observation layout is in :mod:`pedro_env.encoding`. The action mask is all zeros for agents
+The observation layout is in :mod:`pedro_env.observation_layout`. The action mask is all zeros for agents
 that are not acting. ``reset(seed, options={"dealer": int, "decks": [[52 card strings], ...]})``
 injects the first dealer and the decks of the successive deals (top first); when the decks run
 out, the env's seed (an int from 0 to 2**64 - 1) deals. Every agent's ``info`` carries ``"deal"``

@@ -4,7 +4,7 @@
 Id                     ``Pedro-v0`` (registered on import: ``gymnasium.make("Pedro-v0", **kwargs)``)
 Class                  ``PedroGymEnv(learner_seat=0, opponents=None, render_mode=None, **config)``
 Action space           ``Discrete(133)`` (layout in :mod:`pedro_env.actions`)
-Observation space      ``Box(0, 255, (D,), uint8)``: the learner's view (layout in :mod:`pedro_env.encoding`)
+Observation space      ``Box(0, 255, (D,), uint8)``: the learner's view (layout in :mod:`pedro_env.observation_layout`)
 Action mask            ``info["action_mask"]`` (int8, (133,)) and ``env.action_masks()`` (bool, (133,))
 Rewards                the learner's reward since its last decision: ``points`` per deal or ``win`` +1/-1
 Render modes           ``ansi`` (returns the table as text), ``human`` (prints it after every move)

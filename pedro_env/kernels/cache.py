@@ -32,8 +32,6 @@ ENGINE_SOURCES = (
 )
 """The files whose text the engine's compiled kernels depend on."""
 
-NUMBA_LOCATORS = (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)
-"""numba's choices of a cache folder, in its order: ``NUMBA_CACHE_DIR``, ``__pycache__``, the user's cache folder."""
 _STAMPS: dict[str, bytes] = {}  # absolute source path -> the stamp of its kernels
 
 
