@@ -25,16 +25,14 @@ is built from (held games sit out a step as finished games do). ``reset(seed=s)`
 finished game, and every game on ``reset()`` without a seed, plays the next match of its seed. Agents draw
 from ``env.np_random``.
 
-``python -m pedro_env.gym_vector --bench`` compares its learner steps per second with the single env.
+``python -m benchmarks.gym_vector`` compares its learner steps per second with the single env.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -42,15 +40,14 @@ from gymnasium.vector.utils import batch_space
 
 from pedro_env.actions import NUM_ACTIONS, uniform_legal_actions
 from pedro_env.cards import RuleTables
-from pedro_env.cli import OneLineErrorParser, int_at_least, one_line_on_interrupt
 from pedro_env.config import SEED_LIMIT, PedroConfig, check_seed, make_config
 from pedro_env.encoding import ObservationEncoder
-from pedro_env.gym import ENV_ID, check_illegal_action, check_learner_seat, check_render_mode
+from pedro_env.gym import check_illegal_action, check_learner_seat, check_render_mode
 from pedro_env.rules import initial_state, legal_action_mask, new_match, step
 from pedro_env.state import OVER, PedroState
 from pedro_env.vector import IllegalActionError, check_actions, illegal_action_message
 
-__all__ = ["PedroGymVectorEnv", "benchmark"]
+__all__ = ["PedroGymVectorEnv"]
 
 
 class UniformRandomAgent:
@@ -329,69 +326,3 @@ class PedroGymVectorEnv(VectorEnv):
             infos.update(final_obs=self._ended["final_obs"], _final_obs=done.copy())
             infos.update(final_info=final_info, _final_info=done.copy())
         return infos
-
-
-# ---------------------------------------------------------------- benchmark
-
-
-def benchmark(learner_steps: int = 20_000, num_envs: int = 256, sync_envs: int = 8, seed: int = 0) -> dict[str, float]:
-    """Learner steps per second of a masked random learner against random opponents, default rules, three ways.
-
-    ``single``: ``gymnasium.make("Pedro-v0")`` in a Python loop; ``sync``: a ``SyncVectorEnv`` of ``sync_envs``
-    of those; ``vector``: :class:`PedroGymVectorEnv` of ``num_envs`` games. Each runs ``learner_steps`` steps.
-    """
-    rng = np.random.default_rng(seed)
-    rates: dict[str, float] = {}
-
-    env = gymnasium.make(ENV_ID)
-    _, info = env.reset(seed=seed)
-    start = time.perf_counter()
-    for _ in range(learner_steps):
-        action = int(uniform_legal_actions(info["action_mask"][None], rng)[0])
-        _, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            _, info = env.reset()
-    rates["single"] = learner_steps / (time.perf_counter() - start)
-
-    vector_envs = {
-        "sync": gymnasium.make_vec(
-            ENV_ID,
-            num_envs=sync_envs,
-            vectorization_mode="sync",
-            vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
-        ),
-        "vector": gymnasium.make_vec(ENV_ID, num_envs=num_envs),
-    }
-    for name, venv in vector_envs.items():
-        _, infos = venv.reset(seed=seed)
-        steps = max(1, learner_steps // venv.num_envs)
-        start = time.perf_counter()
-        for _ in range(steps):
-            _, _, _, _, infos = venv.step(uniform_legal_actions(infos["action_mask"], rng))
-        rates[name] = steps * venv.num_envs / (time.perf_counter() - start)
-        venv.close()
-    return rates
-
-
-@one_line_on_interrupt("python -m pedro_env.gym_vector")
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = OneLineErrorParser(prog="python -m pedro_env.gym_vector", description=__doc__.splitlines()[0])
-    parser.add_argument("--bench", action="store_true", help="print learner steps/s: single env, SyncVectorEnv, this")
-    parser.add_argument("--steps", type=int_at_least(1), default=20_000, help="learner steps per way (>= 1)")
-    parser.add_argument("--num-envs", type=int_at_least(1), default=256, help="games in PedroGymVectorEnv (>= 1)")
-    parser.add_argument("--sync-envs", type=int_at_least(1), default=8, help="envs in the SyncVectorEnv (>= 1)")
-    args = parser.parse_args(argv)
-    if not args.bench:
-        parser.print_help()
-        return
-    rates = benchmark(args.steps, args.num_envs, args.sync_envs)
-    print(f"learner steps/s over {args.steps} steps, default rules, random opponents:")
-    print(f"  gymnasium.make('Pedro-v0') loop      {rates['single']:10.0f}")
-    print(f"  SyncVectorEnv x {args.sync_envs:<4}                 {rates['sync']:10.0f}")
-    print(f"  PedroGymVectorEnv x {args.num_envs:<4}             {rates['vector']:10.0f}")
-    single, sync, vector = rates["single"], rates["sync"], rates["vector"]
-    print(f"  vector / single = {vector / single:.1f}x, vector / sync = {vector / sync:.1f}x")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())  # None: status 0; a Ctrl-C: 130

@@ -53,8 +53,8 @@ def test_ctrl_c_is_one_line_and_status_130(capsys: pytest.CaptureFixture[str]) -
     "module",
     [
         "pedro_env.demo",
-        "pedro_env.gym_vector",
         "benchmarks.engine",
+        "benchmarks.gym_vector",
         "benchmarks.play",
         "benchmarks.rule_agents",
         "benchmarks.startup",

@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
+import benchmarks.gym_vector as gym_vector_benchmark
 import pedro_env
 import pedro_env.gym_vector as gym_vector
 from pedro_env.actions import PLAY_OFFSET
@@ -408,13 +409,13 @@ def test_vector_reset_takes_seeds_up_to_2_64_minus_num_envs() -> None:
 
 def test_benchmark_rejects_bad_numbers_in_one_line(capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        gym_vector.main(["--bench", "--num-envs", "0"])
+        gym_vector_benchmark.main(["--num-envs", "0"])
     out, err = capsys.readouterr()
     assert exit_info.value.code == 2 and out == ""
     assert err.count("\n") == 1 and "--num-envs: must be an int >= 1, got '0'" in err
 
 
 def test_benchmark_prints_the_three_paths(capsys: pytest.CaptureFixture) -> None:
-    gym_vector.main(["--bench", "--steps", "32", "--num-envs", "8", "--sync-envs", "2"])
+    gym_vector_benchmark.main(["--steps", "32", "--num-envs", "8", "--sync-envs", "2"])
     out = capsys.readouterr().out
     assert "Pedro-v0" in out and "SyncVectorEnv" in out and "vector / single" in out
