@@ -1,34 +1,33 @@
-"""One seeded Pedro match with uniformly random legal play, shown as text; then the quick benchmark.
+"""One seeded Pedro match with uniformly random legal play, shown as text; then the batched engine's pace.
 
 The first deal is rendered (``render_mode="ansi"``) after the deal, after trumps are named, after the
 discard and draw, and in the middle of play, and summed up from ``infos["deal"]``. Every deal then
 gets one line (maker, bid, trumps, points per team, made or set, scores), and the match its result.
-Finally ``python -m benchmarks.engine --quick --skip-openspiel`` runs in a subprocess, when that module
-exists, so a benchmark failure never fails the demo.
+Finally :func:`engine_pace` times ``PedroVectorEnv`` of 256 games under random legal play for half a second and
+prints its decisions per second (``python -m benchmarks.engine`` measures the engine properly, from a clone).
 
-The output is a function of ``--seed`` and the config alone (no timings), so two runs print the same.
+The match's output is a function of ``--seed`` and the config alone, so two runs print the same but for that pace.
 A bad ``--seed`` (an int from 0 to 2**64 - 1) or ``--set KEY=VALUE`` ends in one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 import pedro_env
-from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, PLAY_OFFSET, TRUMP_OFFSET
+from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, PLAY_OFFSET, TRUMP_OFFSET, uniform_legal_actions
 from pedro_env.cli import OneLineErrorParser, add_rule_overrides, one_line_on_interrupt, rule_config, seed_argument
-from pedro_env.config import ConfigError, PedroConfig
+from pedro_env.config import ConfigError, PedroConfig, make_config
 
 EXAMPLES = """examples:
-  python -m pedro_env.demo                      # seed 0, default rules (Cinch, 4 players, to 62), then the benchmark
-  python -m pedro_env.demo --seed 7 --no-bench  # another match, no benchmark
+  python -m pedro_env.demo                      # seed 0, default rules (Cinch, 4 players, to 62), then the pace
+  python -m pedro_env.demo --seed 7 --no-bench  # another match, no timing
   python -m pedro_env.demo --set num_players=2 six_card=true --no-bench  # two players, six cards
 """
 
@@ -156,17 +155,17 @@ def play_match(seed: int, rules: dict[str, Any]) -> int:
     return decisions
 
 
-def run_benchmark() -> int:
-    """Run the quick benchmark in a subprocess if ``benchmarks.engine`` exists; its exit status (0 if absent)."""
-    if importlib.util.find_spec("benchmarks.engine") is None:
-        print("(no benchmarks/ folder here: the benchmarks run from a clone of the repository)")
-        return 0
-    command = [sys.executable, "-m", "benchmarks.engine", "--quick", "--skip-openspiel"]
-    print("--- benchmark: " + " ".join(["python", *command[1:]]) + " ---", flush=True)
-    status = subprocess.run(command, check=False).returncode
-    if status != 0:
-        print(f"(the benchmark exited with status {status}; the demo itself finished)")
-    return status
+def engine_pace(config: PedroConfig, seconds: float = 0.5, games: int = 256, seed: int = 0) -> float:
+    """Decisions per second of ``PedroVectorEnv`` of ``games`` games of ``config`` under uniformly random legal play,
+    stepped for ``seconds`` after a warm-up step (the random choices timed too)."""
+    venv = pedro_env.PedroVectorEnv(games, config, reuse_outputs=True)
+    rng = np.random.default_rng(seed)
+    out = venv.step(uniform_legal_actions(venv.reset(seed=seed).action_mask, rng))
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        out = venv.step(uniform_legal_actions(out.action_mask, rng))
+        steps += 1
+    return steps * games / (time.perf_counter() - start)
 
 
 @one_line_on_interrupt("python -m pedro_env.demo")
@@ -174,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(
         prog="python -m pedro_env.demo",
         description="Play one seeded Pedro match with uniformly random legal actions, print the table at a few\n"
-        "moments of the first deal and a line per deal, then run the quick benchmark.",
+        "moments of the first deal and a line per deal, then time the batched engine for half a second.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -184,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="seed of the match and of the random players, 0 to 2**64 - 1 (default 0)",
     )
-    parser.add_argument("--no-bench", action="store_true", help="skip the benchmark after the match")
+    parser.add_argument("--no-bench", action="store_true", help="skip timing the engine after the match")
     add_rule_overrides(parser)
     args = parser.parse_args(argv)
     try:
@@ -193,8 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--set: {error}")
     play_match(args.seed, overrides)
     if not args.no_bench:
-        print()
-        run_benchmark()
+        pace = engine_pace(make_config(**overrides))
+        print(f"\nThe batched engine here: {pace:,.0f} decisions/s (PedroVectorEnv of 256 games, random legal play)")
     return 0
 
 
