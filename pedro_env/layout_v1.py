@@ -12,7 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from pedro_env.config import PedroConfig
-from pedro_env.observation_layout import MAX_COUNT, PIECES, piece_slices, to_go_cap
+from pedro_env.observation_layout import (
+    CARD_SET,
+    MAX_COUNT,
+    MAX_PLAYERS,
+    OBSERVATION_SIZE,
+    PIECES,
+    piece_slices,
+    to_go_cap,
+)
 
 V1_PIECES = tuple(piece for piece in PIECES if piece.name != "rules")
 
@@ -68,8 +76,6 @@ def v1_size(config: PedroConfig) -> int:
 def v1_full_state_entries(config: PedroConfig) -> np.ndarray:
     """(D1 + n*52 + 52,) int64: each entry of a version-1 full state (observation, n hands, the unseen stock) in the
     version-2 full state (observation, 4 hands, the unseen stock)."""
-    from pedro_env.observation_layout import CARD_SET, MAX_PLAYERS, OBSERVATION_SIZE
-
     hands = [OBSERVATION_SIZE + np.arange(CARD_SET * config.num_players)]
     stock = [OBSERVATION_SIZE + CARD_SET * MAX_PLAYERS + np.arange(CARD_SET)]
     return np.concatenate([v1_entries(config), *hands, *stock]).astype(np.int64)
