@@ -21,9 +21,11 @@ entries get ``search_pairs`` pairs and small shards (``SEARCH_BATCH`` matches) t
 workers. The trainer adds its most recent league snapshots as further entries.
 
 The headline is the **worst** entry among the baseline opponents (league snapshots excluded): its
-win rate over decided matches (the score, undecided as half, when none is decided). The worst
-partner entry is reported beside it. Tables list the worst first, then every entry from the
-lowest win rate up, with the bidding figures of both sides.
+win rate over decided matches (the score, undecided as half, when none is decided). It is drawn
+from the entries with at least ``HEADLINE_MIN_PAIRS`` pairs (rotation sets at three players), or,
+where no entry of the role has that many, from those with the most: a two-pair entry is a hint and
+never the headline beside entries of hundreds. The worst partner entry is reported beside it.
+Tables list the worst first, then every entry from the lowest win rate up, with the bidding figures of both sides.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from pedro_env.config import PedroConfig
 GAUNTLET_BASELINES = ("random", "rule:heuristic", "rule:cautious", "search:pimc", "search:full")
 """Every baseline agent the project ships (the default gauntlet)."""
 ROLES = ("opponent", "partner")
+HEADLINE_MIN_PAIRS = 20  # pairs an entry needs to be the headline (40 matches: an interval about +-15 points wide)
 SEARCH_BATCH = 8  # matches per shard of a search entry: small, so a few pairs still split over the workers
 FAST_BATCH = 1024  # matches per shard of the other entries (big batches amortise the engine's per-step cost)
 
@@ -131,11 +134,20 @@ class GauntletResult:
     workers: int = 1
     elapsed_s: float = math.nan
 
+    def baseline_entries(self, role: str) -> list[tuple[GauntletEntry, HeadToHead]]:
+        """The baseline entries of ``role`` (league snapshots left out), in the order played."""
+        pairs = zip(self.entries, self.heads)
+        return [(entry, head) for entry, head in pairs if entry.role == role and not entry.league]
+
+    def headline_pairs(self, role: str) -> int:
+        """The pairs an entry of ``role`` needs to be its headline: ``HEADLINE_MIN_PAIRS``, or the most any has."""
+        return min(HEADLINE_MIN_PAIRS, max((entry.pairs for entry, _ in self.baseline_entries(role)), default=0))
+
     def worst(self, role: str = "opponent") -> tuple[GauntletEntry, HeadToHead] | None:
-        """The baseline entry of ``role`` with the lowest rate (ties: the lower interval end); None if none."""
-        candidates = [
-            (entry, head) for entry, head in zip(self.entries, self.heads) if entry.role == role and not entry.league
-        ]
+        """The headline entry of ``role``: the lowest rate (ties: the lower interval end) among the baseline
+        entries with ``headline_pairs(role)`` pairs or more; None if the role has no entry."""
+        floor = self.headline_pairs(role)
+        candidates = [(entry, head) for entry, head in self.baseline_entries(role) if entry.pairs >= floor]
         if not candidates:
             return None
         return min(candidates, key=lambda item: (entry_rate(item[1]), item[1].win_rate_ci[0]))
@@ -323,9 +335,15 @@ def format_gauntlet(result: GauntletResult) -> str:
         if found is not None:
             entry, head = found
             low, high = head.win_rate_ci
+            floor = result.headline_pairs(role)
+            among = (
+                f" (of the entries with {floor} pairs or more)"
+                if any(other.pairs < floor for other, _ in result.baseline_entries(role))
+                else ""
+            )
             lines.append(
                 f"{title}: {entry.label}  {format_percent(entry_rate(head))} [{100 * low:.1f}, {100 * high:.1f}] "
-                f"of {head.decided} decided, {head.points_per_deal.value:+.2f} points per deal"
+                f"of {head.decided} decided, {head.points_per_deal.value:+.2f} points per deal{among}"
             )
     width = max(24, *(len(entry.label) + (12 if entry.league else 2) for entry in result.entries))
     lines.append("")

@@ -16,6 +16,7 @@ from arena.evaluate import evaluate
 from arena.gauntlet import (
     FAST_BATCH,
     GAUNTLET_BASELINES,
+    HEADLINE_MIN_PAIRS,
     SEARCH_BATCH,
     format_gauntlet,
     gauntlet_entries,
@@ -49,6 +50,21 @@ def test_entries_cover_every_baseline_in_both_roles_and_search_gets_fewer_pairs(
     assert [entry.label for entry in only_opponents] == ["vs random"]  # search_pairs 0 leaves search out
     for_a_searcher = gauntlet_entries(["random", "search:pimc"], pairs=5, search_pairs=2, slow_subject=True)
     assert {entry.batch_size for entry in for_a_searcher} == {SEARCH_BATCH}  # a slow subject: small shards everywhere
+
+
+def test_the_headline_leaves_out_entries_with_too_few_pairs_unless_none_has_enough() -> None:
+    # rule:heuristic mirrors itself (about 50%) and beats random (100%): at 2 pairs the mirror is a hint only
+    many, few = HEADLINE_MIN_PAIRS, 2
+    entries = gauntlet_entries(["random"], pairs=many, search_pairs=0, partners=False)
+    entries.append(type(entries[0])("opponent", "rule:heuristic", few, FAST_BATCH))
+    result = run_gauntlet("rule:heuristic", entries, SHORT, seed=5)
+    rates = {entry.label: head.win_rate for entry, head in zip(result.entries, result.heads)}
+    assert rates["vs rule:heuristic"] < rates["vs random"]
+    assert result.headline_pairs("opponent") == many and result.worst("opponent")[0].label == "vs random"
+    assert format_gauntlet(result).splitlines()[1].endswith(f"(of the entries with {many} pairs or more)")
+    alone = run_gauntlet("rule:heuristic", entries[1:], SHORT, seed=5)  # no entry has enough: the most pairs count
+    assert alone.headline_pairs("opponent") == few and alone.worst("opponent")[0].label == "vs rule:heuristic"
+    assert "pairs or more" not in format_gauntlet(alone)
 
 
 def test_every_entry_equals_the_head_to_head_harness_for_any_worker_count() -> None:
