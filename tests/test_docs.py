@@ -1,6 +1,7 @@
 """The docs as a reader meets them: a short README, links that resolve, snippets that run, generated tables current.
 
-Pages: README.md, CHANGELOG.md and docs/*.md. A relative link must name a file of the repository and, with
+Pages: README.md, CHANGELOG.md and docs/*.md (and, for links only, the studies of docs/studies/, which are
+history and not run). A relative link must name a file of the repository and, with
 ``#anchor``, a heading of that file (GitHub's anchor rule). The README's Python snippets, and those of
 docs/, run in a fresh process with the sizes of :data:`SMALLER` (each substitution must still find its
 text); a snippet followed by a ``text`` block must print exactly that block.
@@ -20,6 +21,7 @@ from tools.doc_tables import PAGES, rewrite
 REPO_ROOT = Path(__file__).resolve().parents[1]
 README = REPO_ROOT / "README.md"
 PAGES_READ = [README, REPO_ROOT / "CHANGELOG.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+STUDIES = sorted((REPO_ROOT / "docs" / "studies").glob("*.md"))
 README_MOST_LINES = 300
 
 SMALLER: dict[str, list[tuple[str, str]]] = {
@@ -66,7 +68,7 @@ def test_the_readme_is_a_short_guide() -> None:
     assert "python -m pytest -q -n 2 tests" in commands.group(2)
 
 
-@pytest.mark.parametrize("page", PAGES_READ, ids=page_name)
+@pytest.mark.parametrize("page", PAGES_READ + STUDIES, ids=page_name)
 def test_every_relative_link_resolves(page: Path) -> None:
     text = page.read_text()
     broken = []
