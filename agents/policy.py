@@ -318,14 +318,16 @@ def trained_rules_note(payload: dict[str, Any], config: PedroConfig) -> str:
 EPISODE_KEYS = ("reward", "episode", "max_deals")  # how games are cut and rewarded, not how they are played
 
 
-def load_initial_weights(path: str | Path, source: str, shape: NetworkShape, rules: PedroConfig) -> dict[str, Any]:
+def load_initial_weights(path: str | Path, source: str, shape: NetworkShape) -> dict[str, Any]:
     """The weights of the checkpoint or run directory at ``path`` (``source``: what ``init_from`` called it), checked
-    against the network and observation layout of this run; raises CheckpointError saying what does not fit."""
+    against the network of this run; raises CheckpointError saying what does not fit. Any table size or rules may
+    start from them: every config has one observation layout, and a version-1 policy is migrated from its own
+    rules."""
     from agents.checkpoint import CheckpointError, load_checkpoint
 
     payload = load_checkpoint(path)
     try:
-        check_readable(payload, rules, f"init_from {source}")
+        check_layout(payload.get("observation_layout"), trained_rule_sets(payload)[0], f"init_from {source}")
     except ValueError as error:
         raise CheckpointError(str(error)) from None
     try:

@@ -126,7 +126,7 @@ class Trainer(CheckpointState, Evaluation):
         self.network = ActorCritic(self.shape, self.scale)
         if config.init_from and initial_weights:
             source = PRETRAINED_PATH if config.init_from == "pretrained" else config.init_from
-            self.network.load_state_dict(load_initial_weights(source, config.init_from, self.shape, self.pedro_config))
+            self.network.load_state_dict(load_initial_weights(source, config.init_from, self.shape))
         self.network = self.network.to(self.device)
         # the games are played on the CPU: on a GPU the network learns, and a CPU copy acts (weights move once
         # per update, the rollout once to the GPU), instead of a round trip to the GPU at every step
