@@ -327,7 +327,7 @@ def test_a_rule_set_may_name_its_own_teacher_or_none() -> None:
         mixed_config(rules_mix=[{"set": {}, "teacher": "rule:nobody"}])
 
 
-def test_rule_sets_taught_by_one_policy_ask_it_once_a_step_in_the_games_precision(
+def test_rule_sets_taught_by_one_policy_ask_it_once_a_rollout_in_the_games_precision(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     mix = [
@@ -347,8 +347,15 @@ def test_rule_sets_taught_by_one_policy_ask_it_once_a_step_in_the_games_precisio
         type(teachers[0]), "act", lambda agent, obs, *rest: asked.append(len(obs)) or act(agent, obs, *rest)
     )
     rollout = trainer.collect()
-    assert len(asked) <= 2 * trainer.config.rollout_steps  # one call a step for each policy, not one per rule set
+    assert len(asked) == 2  # one call a rollout for each policy (its labels wait for the end), not one a step
     taught = rollout.teacher_actions >= 0
     assert all(taught[:, group.games].any() for group in trainer.groups)
     chosen = rollout.teacher_actions[taught]
     assert rollout.masks[taught.nonzero()[0], taught.nonzero()[1], chosen].all()  # legal choices
+    for group, teacher in zip(trainer.groups[:3], teachers[:3]):  # each label is its row's best action
+        steps, games = taught[:, group.games].nonzero()
+        rows = group.games.start + games
+        observations = torch.from_numpy(rollout.observations[steps, rows])
+        logits = teacher.network.logits(observations, torch.from_numpy(rollout.masks[steps, rows])).float()
+        labelled = logits.gather(1, torch.from_numpy(rollout.teacher_actions[steps, rows])[:, None])[:, 0]
+        assert torch.all(labelled >= logits.max(dim=1).values - 0.1)  # bfloat16: equal up to its rounding

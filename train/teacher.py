@@ -24,6 +24,7 @@ from pedro_env.actions import DISCARD_OFFSET, NUM_ACTIONS, PLAY_OFFSET, TRUMP_OF
 from pedro_env.config import PedroConfig
 from pedro_env.observation_layout import viewer_team_makes
 from train.config import PHASE_NAMES, TrainConfig, TrainConfigError
+from train.ppo import Rollout
 
 
 def phase_of_actions() -> np.ndarray:
@@ -81,6 +82,36 @@ class Teacher:
         choices, margins = self.agent.act_with_margins(observations[games], masks[games], rng)
         settled = margins >= self.margin  # inf outside the searched play decisions: those keep their label
         return games[settled], choices[settled]
+
+
+class DeferredLabels:
+    """The labels of frozen greedy policies, asked once a rollout instead of once a step.
+
+    Such a teacher's choice depends on the observation alone (no random draw), so its labels can wait for the
+    rollout's end and come from one forward over every taught row of it: ``add`` notes the (step, game) rows of
+    a step, ``fill`` writes ``rollout.teacher_actions`` for all of them.
+    """
+
+    def __init__(self) -> None:
+        self.pending: dict[int, tuple[PolicyAgent, list[np.ndarray], list[np.ndarray]]] = {}
+
+    @staticmethod
+    def deferrable(agent: object) -> bool:
+        return isinstance(agent, PolicyAgent) and agent.greedy
+
+    def add(self, agent: PolicyAgent, step: int, games: np.ndarray) -> None:
+        _, steps, rows = self.pending.setdefault(id(agent), (agent, [], []))
+        steps.append(np.full(games.size, step, dtype=np.intp))
+        rows.append(games)
+
+    def fill(self, rollout: Rollout, rng: np.random.Generator) -> None:
+        """Write every pending label into ``rollout.teacher_actions`` (T, B) and forget them."""
+        for agent, steps, rows in self.pending.values():
+            step, game = np.concatenate(steps), np.concatenate(rows)
+            if step.size:
+                chosen = agent.act(rollout.observations[step, game], rollout.masks[step, game], rng)
+                rollout.teacher_actions[step, game] = chosen
+        self.pending.clear()
 
 
 def share_policy_agents(teachers: Sequence[Teacher | None], precision: torch.dtype = torch.float32) -> None:

@@ -42,7 +42,7 @@ from train.ppo import Rollout, SeatCredit, ppo_update, seat_advantages
 from train.rules_mix import allot_games
 from train.stats import GameStats, tag_of
 from train.table_group import Seating, TableGroup
-from train.teacher import Teacher, share_policy_agents
+from train.teacher import DeferredLabels, Teacher, share_policy_agents
 from train.trainer_eval import Evaluation
 from train.trainer_state import CheckpointState
 
@@ -168,6 +168,7 @@ class Trainer(CheckpointState, Evaluation):
             for rule_set, count, end in zip(sets, np.diff([0, *ends]).tolist(), ends)
         ]
         share_policy_agents([group.teacher for group in self.groups], self.acting_precision)
+        self.deferred_labels = DeferredLabels()  # frozen greedy policies label the whole rollout at its end
         self.credit = SeatCredit(config.num_envs, self.num_seats)
         self.rollout = Rollout.empty(
             config.rollout_steps,
@@ -300,14 +301,15 @@ class Trainer(CheckpointState, Evaluation):
             own = games[learner]
             credit.record(t, own, step.actor[own].astype(np.intp))
             self._advance(actions)
+        self.deferred_labels.fill(rollout, self.opponent_rng)
         if self.ranks.distributed:
             self._merge_outcomes()
         return rollout
 
     def _teach(self, t: int, observations: np.ndarray, masks: np.ndarray, learner: np.ndarray) -> None:
         """The teachers' choices at the policy's decisions they teach, into the rollout's row ``t``: each teacher
-        agent asked once for every rule set it teaches (one policy teaching several: one forward), a searching
-        teacher with a margin per rule set; a rule set without a teacher (its entry's ``teacher: ''``) is left."""
+        agent asked once for every rule set it teaches (a frozen greedy policy once a rollout, :class:`DeferredLabels`),
+        a searching teacher with a margin per rule set; a rule set without a teacher (``teacher: ''``) is left."""
         asked: dict[int, tuple[Any, list[np.ndarray]]] = {}
         for group in self.groups:
             teacher, rows = group.teacher, group.games
@@ -321,7 +323,9 @@ class Trainer(CheckpointState, Evaluation):
             asked.setdefault(id(teacher.agent), (teacher.agent, []))[1].append(games)
         for agent, parts in asked.values():
             games = np.concatenate(parts)
-            if games.size:
+            if DeferredLabels.deferrable(agent):  # a frozen greedy policy: one forward at the rollout's end
+                self.deferred_labels.add(agent, t, games)
+            elif games.size:
                 self.rollout.teacher_actions[t, games] = agent.act(observations[games], masks[games], self.opponent_rng)
 
     def _deciders(self, controller: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
