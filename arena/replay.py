@@ -44,12 +44,13 @@ from typing import Any
 import numpy as np
 
 from arena.ratings import config_dict
-from pedro_env.aec import parse_decks, raw_env
+from pedro_env.aec import raw_env
 from pedro_env.cards import card_to_str
 from pedro_env.cli import OneLineErrorParser, atomic_output, one_line_on_interrupt, quiet_on_broken_pipe
 from pedro_env.config import ConfigError, PedroConfig, SeedError, check_seed, make_config, short_repr
 from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
+from pedro_env.single_game import parse_decks
 
 REPLAY_FORMAT = "pedro-rl/replay"
 REPLAY_VERSION = 2

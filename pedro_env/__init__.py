@@ -3,6 +3,7 @@ a batched env and Gymnasium envs (docs/environment.md).
 
 >>> import pedro_env
 >>> env = pedro_env.env()            # PettingZoo AEC, 4 players, Cinch rules to 62
+>>> game = pedro_env.SingleGame()      # one match, the driver under every one-game face
 >>> venv = pedro_env.PedroVectorEnv(num_envs=256)
 >>> gym_venv = pedro_env.PedroGymVectorEnv(num_envs=64)  # Gymnasium VectorEnv: one learner seat per game
 """
@@ -15,7 +16,9 @@ from pedro_env.actions import NUM_ACTIONS, action_to_str, str_to_action
 from pedro_env.aec import env, raw_env
 from pedro_env.config import ConfigError, PedroConfig, SeedError, make_config
 from pedro_env.gym import PedroGymEnv, uniform_random_policy
-from pedro_env.vector import IllegalActionError, PedroVectorEnv, VectorStep
+from pedro_env.rules import IllegalActionError
+from pedro_env.single_game import SingleGame
+from pedro_env.vector import PedroVectorEnv, VectorStep
 
 if TYPE_CHECKING:
     from pedro_env.gym_vector import PedroGymVectorEnv
@@ -29,6 +32,7 @@ __all__ = [
     "PedroGymVectorEnv",
     "PedroVectorEnv",
     "SeedError",
+    "SingleGame",
     "VectorStep",
     "action_to_str",
     "env",

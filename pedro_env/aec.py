@@ -1,4 +1,4 @@
-"""Pedro as a PettingZoo AEC environment: a batch of one over the same engine as the vector env.
+"""Pedro as a PettingZoo AEC environment: PettingZoo's bookkeeping over one :class:`~pedro_env.single_game.SingleGame`.
 
 =====================  =================================================================
 Agents                 ``player_0 .. player_{n-1}`` (4 by default; seats 0+2 vs 1+3)
@@ -27,7 +27,6 @@ Version history: v0, the first release.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -37,63 +36,20 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
-from pedro_env.actions import ACTION_TEXTS, NUM_ACTIONS, action_to_str, str_to_action
-from pedro_env.cards import SUITS, RuleTables, card_to_str, str_to_card
-from pedro_env.config import PedroConfig, check_seed, make_config, short_repr
-from pedro_env.encoding import ObservationEncoder
+from pedro_env.actions import NUM_ACTIONS, action_to_str, str_to_action
+from pedro_env.config import PedroConfig, short_repr
 from pedro_env.kernels import steps
-from pedro_env.kernels.observations import aec_observe
 from pedro_env.observation_layout import full_state_size
-from pedro_env.render import render_table
-from pedro_env.rules import hashed_decks, legal_action_mask, new_match, seed_deck_source, start_deal
-from pedro_env.state import OVER, PedroState
-from pedro_env.vector import IllegalActionError, illegal_action_message, renege_allowed
-
-OPTION_KEYS = ("dealer", "decks")
-
-
-SEQUENCE_TYPES = (list, tuple, np.ndarray)  # what a list of decks, and each deck, may be
-
-
-def parse_card(card: Any, where: str) -> int:
-    """A card string (``'AH'``, ``'10c'``) or card id 0..51 -> card id; ValueError naming ``where`` otherwise."""
-    if isinstance(card, str):
-        try:
-            return str_to_card(card)
-        except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
-    if isinstance(card, bool) or not isinstance(card, (int, np.integer)) or not 0 <= card < 52:
-        raise ValueError(f"{where} = {short_repr(card)} is not a card: a card is a string like 'AH' or an id 0..51")
-    return int(card)
-
-
-def parse_deck(deck: Any, where: str) -> list[int]:
-    """One deck, 52 card strings (or ids) top first -> 52 card ids; ValueError naming ``where`` otherwise."""
-    if not isinstance(deck, SEQUENCE_TYPES):
-        raise ValueError(f"{where} must be a list of 52 card strings, got {type(deck).__name__} {short_repr(deck)}")
-    cards = [parse_card(card, f"{where}[{index}]") for index, card in enumerate(deck)]
-    if len(cards) != 52:
-        raise ValueError(f"{where} must hold each of the 52 cards exactly once, got {len(cards)} cards")
-    counts = np.bincount(cards, minlength=52)
-    if (counts != 1).any():
-        twice, missing = np.flatnonzero(counts > 1), np.flatnonzero(counts == 0)
-        raise ValueError(
-            f"{where} must hold each of the 52 cards exactly once: it holds {card_to_str(int(twice[0]))} "
-            f"{counts[twice[0]]} times and lacks {card_to_str(int(missing[0]))}"
-        )
-    return cards
-
-
-def parse_decks(decks: Any, where: str = "options['decks']") -> np.ndarray:
-    """``[[52 card strings], ...]`` -> (k, 52) int8, each a permutation of the 52 cards; ValueError otherwise."""
-    if not isinstance(decks, SEQUENCE_TYPES):
-        raise ValueError(f"{where} must be a list of decks, each a list of 52 card strings, got {type(decks).__name__}")
-    parsed = [parse_deck(deck, f"{where}[{number}]") for number, deck in enumerate(decks)]
-    return np.asarray(parsed, dtype=np.int8).reshape(-1, 52)
+from pedro_env.single_game import SingleGame, agent_names, render_in_mode
+from pedro_env.state import PedroState
 
 
 class raw_env(AECEnv):
-    """The bare Pedro AEC environment; :func:`env` wraps it in PettingZoo's order enforcement."""
+    """The bare Pedro AEC environment; :func:`env` wraps it in PettingZoo's order enforcement.
+
+    The match itself is ``single_game`` (:class:`pedro_env.single_game.SingleGame`); this class keeps PettingZoo's
+    bookkeeping over it (agents, rewards, terminations, infos, the agent selection). ``game``, ``first_dealer``,
+    ``action_history``, ``deck_of_deal`` and ``deal_info`` read the single game's."""
 
     metadata = {"render_modes": ["ansi", "human"], "name": "pedro_v0", "is_parallelizable": False}
 
@@ -102,11 +58,11 @@ class raw_env(AECEnv):
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode = {render_mode!r} is not allowed: allowed values are None, 'ansi', 'human'")
         self.render_mode = render_mode
-        self.config = make_config(config, **overrides)
-        self.tables = RuleTables.for_variant(self.config.variant)
-        self.encoder = ObservationEncoder(self.config, self.tables)
-        n = self.config.num_players
-        self.possible_agents = [f"player_{seat}" for seat in range(n)]
+        self.single_game = SingleGame(config, **overrides)
+        self.config = self.single_game.config
+        self.tables = self.single_game.tables
+        self.encoder = self.single_game.encoder
+        self.possible_agents = agent_names(self.config.num_players)
         self.agents: list[str] = []
         self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         observation_space = spaces.Dict(
@@ -118,21 +74,8 @@ class raw_env(AECEnv):
         self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self.state_space = spaces.Box(0, 255, (full_state_size(self.config),), dtype=np.uint8)
-        self.game: PedroState | None = None
-        self._seed: int | None = None
-        self._match_index = -1
-        self._decks = np.zeros((0, 52), dtype=np.int8)
-        self._masks = np.zeros((1, NUM_ACTIONS), dtype=bool)  # the kernels write the actor's mask here
-        self._mask = self._masks[0]
-        self._mask_bytes = self._mask.view(np.int8)
-        self._viewers = [np.array([seat], dtype=np.int64) for seat in range(n)]
-        self._actions = np.zeros(1, dtype=np.int64)
-        self._pending_games = np.zeros(1, dtype=np.int64)
         self._no_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self._over = False  # the match is over (phase OVER): no agent acts
         self._deal_shown = False  # rewards and infos show the deal that ended in the last step
-        self._step_call: tuple | None = None  # (compiled aec_step, its arguments), set by reset
-        self._observe_kernel = None  # compiled aec_observe, set by reset
 
     # ---- text forms (docs/rules.md section 11) ----
     @staticmethod
@@ -149,51 +92,39 @@ class raw_env(AECEnv):
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
-    # ---- episode ----
-    def _deck_source(self, state: PedroState, games: np.ndarray) -> np.ndarray:
-        deal = int(state.deal_index[0])
-        if deal < len(self._decks):
-            return self._decks[deal : deal + 1]
-        return hashed_decks(state.seed[games], state.match_index[games], state.deal_index[games])
+    # ---- the match record, read from the single game ----
+    @property
+    def game(self) -> PedroState | None:
+        """The engine's state of the match (a batch of one); None before ``reset``."""
+        return self.single_game.state
 
+    @property
+    def first_dealer(self) -> int:
+        return self.single_game.first_dealer
+
+    @property
+    def action_history(self) -> list[str]:
+        return self.single_game.action_history
+
+    @property
+    def _seed(self) -> int | None:
+        """The match's seed (a name older callers read)."""
+        return self.single_game.seed
+
+    def deck_of_deal(self, deal: int) -> list[str]:
+        """The deck (52 card strings, top first) of deal ``deal`` of the current match (see SingleGame)."""
+        return self.single_game.deck_of_deal(deal)
+
+    def deal_info(self) -> dict[str, Any]:
+        """The ``"deal"`` info (docs/rules.md section 11) of the deal that ended in the last step."""
+        return self.single_game.deal_info()
+
+    # ---- episode ----
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a match. ``seed``: an int from 0 to 2**64 - 1 (None: the next match of the last seed, or a
         random seed the first time); ``options``: ``dealer`` (0..n-1) and ``decks`` (see the module docstring)."""
-        if seed is not None:
-            seed = check_seed(seed)
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict (keys {', '.join(OPTION_KEYS)}), got {type(options).__name__}")
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(OPTION_KEYS))
-        if unknown:
-            # a warning, not an error: PettingZoo's api_test probes reset with an arbitrary option
-            warnings.warn(
-                f"ignoring unknown reset option(s) {unknown}: Pedro reads only {', '.join(OPTION_KEYS)}", stacklevel=2
-            )
-        n = self.config.num_players
-        dealer = options.get("dealer")
-        if dealer is not None and (
-            isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n
-        ):
-            raise ValueError(f"options['dealer'] = {short_repr(dealer)} is not allowed: allowed values are 0..{n - 1}")
-        self._decks = (
-            parse_decks(options["decks"]) if options.get("decks") is not None else np.zeros((0, 52), dtype=np.int8)
-        )
-        if seed is not None:
-            self._seed, self._match_index = seed, 0
-        elif self._seed is None:
-            self._seed, self._match_index = int(np.random.SeedSequence().entropy % 2**64), 0
-        else:
-            self._match_index += 1
-        self.game = PedroState.empty(self.config, 1)
-        self.game.seed[0] = self._seed
-        self.game.match_index[0] = self._match_index
-        dealers = None if dealer is None else np.array([dealer], dtype=np.int8)
-        deck_source = self._deck_source if len(self._decks) else seed_deck_source
-        new_match(self.game, np.arange(1), self.config, deck_source, dealers)
-        self.first_dealer = int(self.game.dealer[0])  # with action_history and deck_of_deal: a replay record
-        self.action_history: list[str] = []
-
+        game = self.single_game
+        game.reset(seed, options)
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
@@ -201,52 +132,22 @@ class raw_env(AECEnv):
         self.truncations = {agent: False for agent in self.agents}
         self.infos: dict[str, dict] = {agent: {} for agent in self.agents}
         self._deal_shown = False
-        self._bind_kernels(self.game)
-        self._refresh()
-
-    def _bind_kernels(self, game: PedroState) -> None:
-        """The compiled step and observation of this game, called without numba's dispatch: every argument
-        but the game's buffer is the env's own array, of the types they are compiled for."""
-        step_args = (
-            game.buffer,
-            game.element_offsets,
-            self.encoder.statics,
-            self._actions,
-            len(self._decks) == 0,  # no injected decks: the kernel deals the hashed ones itself
-            self._pending_games,
-            self._masks,
-            *steps.step_scratch(self.encoder.params),
-        )
-        self._step_call = (steps.entry_point(steps.aec_step, *step_args), step_args)
-        observation = np.empty(self.encoder.size, dtype=np.uint8)
-        self._observe_kernel = steps.entry_point(
-            aec_observe, game.buffer, game.element_offsets, self.encoder.statics, self._viewers[0], observation
-        )
-
-    def _refresh(self) -> None:
-        """The mask, the actor and whether the match is over, read from the game (after reset or a deal dealt
-        from an injected deck)."""
-        assert self.game is not None
-        legal_action_mask(self.game, self.config, self.tables, out=self._masks)
-        self._over = bool(self.game.phase[0] == OVER)
-        if not self._over:
-            self.agent_selection = self.possible_agents[int(self.game.actor[0])]
+        if not game.over:
+            self.agent_selection = self.possible_agents[game.actor]
 
     def _started(self, call: str) -> PedroState:
         """The game; RuntimeError if ``reset`` has not been called yet."""
-        if self.game is None:
-            raise RuntimeError(f"call reset() before {call}(): the env has no match yet")
-        return self.game
+        return self.single_game.started(call)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        game = self._started("observe")
+        game = self.single_game
         seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
         if seat is None:
+            game.started("observe")
             raise ValueError(f"unknown agent {short_repr(agent)}: the agents are {', '.join(self.possible_agents)}")
-        observation = np.empty(self.encoder.size, dtype=np.uint8)
-        self._observe_kernel(game.buffer, game.element_offsets, self.encoder.statics, self._viewers[seat], observation)
-        acting = agent == self.agent_selection and not self._over
-        mask = self._mask_bytes.copy() if acting else self._no_mask.copy()
+        observation = game.observe(seat)
+        acting = agent == self.agent_selection and not game.over
+        mask = game.mask_bytes.copy() if acting else self._no_mask.copy()
         return {"observation": observation, "action_mask": mask}
 
     def last(self, observe: bool = True) -> tuple:
@@ -262,110 +163,44 @@ class raw_env(AECEnv):
 
     def state(self) -> np.ndarray:
         """The full state (all hands and the stock) seen from the acting seat, for centralized critics."""
-        game = self._started("state")
-        return self.encoder.encode_full_state(game, game.actor.astype(np.intp))[0]
+        return self.single_game.full_state()
 
     def legal_actions(self) -> list[int]:
         """Legal action indices of the acting agent."""
-        return [int(a) for a in np.flatnonzero(self._mask)]
+        return self.single_game.legal_actions()
 
     def step(self, action: int | str | None) -> None:
         """Apply the acting agent's action (an index 0..132 or its text form; None for a finished agent)."""
-        game = self._started("step")
+        game = self.single_game
+        game.started("step")
         agent = self.agent_selection
         if agent not in self.terminations:
             raise RuntimeError("the episode is over and every agent has left it: call reset() to start another")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if type(action) is not int:
-            action = self._action_index(action, agent)
-        in_range = 0 <= action < NUM_ACTIONS
-        if not (in_range and self._mask[action]):
-            if not (in_range and renege_allowed(game, self.config, np.array([action]))[0]):
-                raise IllegalActionError(illegal_action_message(action, self._mask, f"for {agent}"))
-
+        status = game.step(action)  # IllegalActionError (nothing changed) for an action the agent may not take
         self._cumulative_rewards[agent] = 0.0
-        self._actions[0] = action
-        step_kernel, step_args = self._step_call
-        status = step_kernel(*step_args)
-        waiting = status & steps.AEC_WAITING
-        if waiting:  # the next deal's deck comes from the injected ones
-            start_deal(game, self._pending_games[:1], self.config, self._deck_source)
-        self.action_history.append(ACTION_TEXTS[action])
         if status & steps.AEC_DEAL_OVER:  # rewards, infos and episode ends only change when a deal ends
-            self.rewards = dict(zip(self.possible_agents, game.rewards[0].tolist()))
-            deal_info = self.deal_info()
+            self.rewards = dict(zip(self.possible_agents, game.state.rewards[0].tolist()))
+            deal_info = game.deal_info()
             self.infos = {a: {"deal": dict(deal_info)} for a in self.agents}
             if status & (steps.AEC_TERMINATED | steps.AEC_TRUNCATED):
-                terminated, truncated = bool(status & steps.AEC_TERMINATED), bool(status & steps.AEC_TRUNCATED)
-                self.terminations = {a: terminated for a in self.agents}
-                self.truncations = {a: truncated for a in self.agents}
+                self.terminations = {a: game.terminated for a in self.agents}
+                self.truncations = {a: game.truncated for a in self.agents}
             self._deal_shown = True
             self._accumulate_rewards()
         elif self._deal_shown:
             self.rewards = {a: 0.0 for a in self.agents}
             self.infos = {a: {} for a in self.agents}
             self._deal_shown = False
-        if waiting:
-            self._refresh()
-        else:
-            self._over = bool(status & steps.AEC_OVER)
-            if not self._over:
-                self.agent_selection = self.possible_agents[status >> steps.AEC_ACTOR_SHIFT]
+        if not game.over:
+            self.agent_selection = self.possible_agents[game.actor]
         if self.render_mode == "human":
             self.render()
 
-    def _action_index(self, action: Any, agent: str) -> int:
-        """A stepped action that is not a plain int (a text form, a numpy integer) as its index; an
-        IllegalActionError naming ``agent`` for anything else."""
-        if isinstance(action, str):
-            return str_to_action(action)
-        if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise IllegalActionError(
-                f"{agent} must step an int action in 0..{NUM_ACTIONS - 1} (or its text form), got {short_repr(action)}"
-            )
-        return int(action)
-
-    def deck_of_deal(self, deal: int) -> list[str]:
-        """The deck (52 card strings, top first) that deal ``deal`` (0 = the first, thrown-in deals counted) of
-        the current match uses: the injected one, else the one hashed from the seed. For replays."""
-        game = self._started("deck_of_deal")
-        if isinstance(deal, bool) or not isinstance(deal, (int, np.integer)) or not 0 <= deal < 2**31:
-            raise ValueError(f"deal must be an int from 0 to 2**31 - 1 (an int32 index), got {short_repr(deal)}")
-        if deal < len(self._decks):
-            deck = self._decks[deal]
-        else:
-            deck = hashed_decks(game.seed[:1], game.match_index[:1], np.array([deal], dtype=game.deal_index.dtype))[0]
-        return [card_to_str(int(card)) for card in deck]
-
-    def deal_info(self) -> dict[str, Any]:
-        """The ``"deal"`` info (docs/rules.md section 11) of the deal that ended in the last step."""
-        game = self.game
-        assert game is not None
-        redeal = bool(game.last_redeal[0])
-        made = int(game.last_made[0])
-        renege = int(game.last_renege[0])
-        return {
-            "redeal": redeal,
-            "maker": None if redeal else int(game.last_maker[0]),
-            "bid": None if redeal else int(game.last_bid[0]),
-            "trump": None if redeal else SUITS[int(game.last_trump[0])],
-            "points": [int(p) for p in game.last_points[0]],
-            "made": None if made < 0 else bool(made),
-            "delta": [int(d) for d in game.last_delta[0]],
-            "scores": [int(s) for s in game.scores[0]],
-            "renege": None if renege < 0 else renege,
-        }
-
     def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        text = render_table(self._started("render"), self.config)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_in_mode(self.single_game, self.render_mode)
 
     def close(self) -> None:
         pass

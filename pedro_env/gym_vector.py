@@ -43,9 +43,16 @@ from pedro_env.cards import RuleTables
 from pedro_env.config import SEED_LIMIT, PedroConfig, check_seed, make_config
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.gym import check_illegal_action, check_learner_seat, check_render_mode
-from pedro_env.rules import initial_state, legal_action_mask, new_match, step
+from pedro_env.rules import (
+    IllegalActionError,
+    check_actions,
+    illegal_action_message,
+    initial_state,
+    legal_action_mask,
+    new_match,
+    step,
+)
 from pedro_env.state import OVER, PedroState
-from pedro_env.vector import IllegalActionError, check_actions, illegal_action_message
 
 __all__ = ["PedroGymVectorEnv"]
 

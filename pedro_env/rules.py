@@ -5,7 +5,8 @@ which loop over the games of a batch (a batch of one for the AEC env). ``step`` 
 per game in place. Decks come from a ``deck_source``: by default a counter-based hash of
 ``(seed, match_index, deal_index)`` computed inside the kernels, so a game's deals depend only on its
 own seed and a batch plays exactly like the same games one by one; any other source is called with
-the games that need a deck.
+the games that need a deck. The checks of a stepped action (its dtype and range, the legal mask, a renege
+the config allows) and :class:`IllegalActionError` sit here too, beside the rules they check, for every env.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from pedro_env.actions import NUM_ACTIONS
-from pedro_env.cards import RuleTables
+from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, action_to_str
+from pedro_env.cards import CARD_BIT, RuleTables
 from pedro_env.config import PedroConfig
 from pedro_env.kernels.dealing import deal_games, hashed_dealers_into, hashed_decks_into, new_matches
 from pedro_env.kernels.inputs import config_params
 from pedro_env.kernels.observations import legal_masks
 from pedro_env.kernels.steps import step_games, step_scratch
-from pedro_env.state import PedroState
+from pedro_env.state import PLAY, PedroState
 
 DeckSource = Callable[[PedroState, np.ndarray], np.ndarray]
 """``deck_source(state, games) -> (len(games), 52)`` card ids, top first, for each game's next deal."""
@@ -140,3 +141,64 @@ def step(
     )
     if waiting:
         _deal_from(state, pending[:waiting], params, deck_source)
+
+
+# ---------------------------------------------------------------- checking actions
+
+
+class IllegalActionError(ValueError):
+    """An action outside the acting player's legal set."""
+
+
+def illegal_action_message(action: int, legal_mask: np.ndarray, where: str) -> str:
+    """A message naming the action, where it was tried and the legal actions."""
+    try:
+        text = action_to_str(action)
+    except ValueError:
+        text = f"{action!r} (outside 0..{NUM_ACTIONS - 1})"
+    legal = ", ".join(action_to_str(a) for a in np.flatnonzero(legal_mask))
+    return f"illegal action {text} {where}: the legal actions are {legal or 'none (the episode is over)'}"
+
+
+def renege_allowed(state: PedroState, config: PedroConfig, actions: np.ndarray) -> np.ndarray:
+    """(B,) bool: with renege="penalty", the action plays a card the actor holds (a renege if not legal)."""
+    if config.renege != "penalty":
+        return np.zeros(state.batch_size, dtype=bool)
+    cards = actions - PLAY_OFFSET
+    playing = (state.phase == PLAY) & (cards >= 0) & (cards < 52)
+    rows = np.arange(state.batch_size)
+    held = state.hands[rows, state.actor] & CARD_BIT[np.clip(cards, 0, 51)]
+    return playing & (held != 0)
+
+
+def int64_actions(actions: np.ndarray, games: int) -> np.ndarray:
+    """``actions`` (any integer dtype, uint64 included) as a C-contiguous, writable, aligned (games,) int64 array
+    (the type the step kernel is compiled for), the ones
+    outside 0..132 as -1 (a uint64 past int64 would wrap round); ValueError for a wrong shape or dtype."""
+    if actions.dtype == np.int64 and actions.shape == (games,):
+        flags = actions.flags
+        if flags.c_contiguous and flags.writeable and flags.aligned:
+            return actions  # as given (the very type the step kernel is compiled for): the kernel checks the range
+        return actions.copy()
+    if actions.shape != (games,) or not np.issubdtype(actions.dtype, np.integer):
+        raise ValueError(f"actions must be an integer array of shape ({games},), got {actions.dtype} {actions.shape}")
+    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+    return np.where(in_range, actions, -1).astype(np.int64)
+
+
+def check_actions(
+    actions: np.ndarray, state: PedroState, mask: np.ndarray, config: PedroConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """One action per game checked against the legal ``mask`` (B, 133): ``(actions as int64, legal (B,) bool)``.
+
+    ``actions`` may have any integer dtype (uint64 included); out-of-range ones are illegal (and 0 in the
+    int64 copy); a renege the config allows counts as legal. ValueError for a wrong shape or dtype.
+    """
+    games = mask.shape[0]
+    checked = int64_actions(actions, games)
+    in_range = (checked >= 0) & (checked < NUM_ACTIONS)
+    played = np.where(in_range, checked, 0)
+    legal = in_range & mask[np.arange(games), played]
+    if not legal.all():
+        legal |= in_range & renege_allowed(state, config, played)
+    return played, legal

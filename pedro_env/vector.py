@@ -23,17 +23,20 @@ from typing import Any
 
 import numpy as np
 
-from pedro_env.actions import NUM_ACTIONS, PLAY_OFFSET, action_to_str
-from pedro_env.cards import CARD_BIT, RuleTables
+from pedro_env.actions import NUM_ACTIONS
+from pedro_env.cards import RuleTables
 from pedro_env.config import SEED_LIMIT, PedroConfig, SeedError, check_seed, make_config, short_repr
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.kernels.steps import entry_point, vector_step, vector_step_scratch
-from pedro_env.rules import initial_state, legal_action_mask, new_match
-from pedro_env.state import OVER, PLAY, PedroState
-
-
-class IllegalActionError(ValueError):
-    """An action outside the acting player's legal set."""
+from pedro_env.rules import (
+    IllegalActionError,
+    illegal_action_message,
+    initial_state,
+    int64_actions,
+    legal_action_mask,
+    new_match,
+)
+from pedro_env.state import OVER, PedroState
 
 
 @dataclass
@@ -52,27 +55,6 @@ class VectorStep:
     ]  # per game: redeal, maker, bid, trump, points (B,T), made, delta (B,T), renege, scores (B,T), winner
 
 
-def illegal_action_message(action: int, legal_mask: np.ndarray, where: str) -> str:
-    """A message naming the action, where it was tried and the legal actions."""
-    try:
-        text = action_to_str(action)
-    except ValueError:
-        text = f"{action!r} (outside 0..{NUM_ACTIONS - 1})"
-    legal = ", ".join(action_to_str(a) for a in np.flatnonzero(legal_mask))
-    return f"illegal action {text} {where}: the legal actions are {legal or 'none (the episode is over)'}"
-
-
-def renege_allowed(state: PedroState, config: PedroConfig, actions: np.ndarray) -> np.ndarray:
-    """(B,) bool: with renege="penalty", the action plays a card the actor holds (a renege if not legal)."""
-    if config.renege != "penalty":
-        return np.zeros(state.batch_size, dtype=bool)
-    cards = actions - PLAY_OFFSET
-    playing = (state.phase == PLAY) & (cards >= 0) & (cards < 52)
-    rows = np.arange(state.batch_size)
-    held = state.hands[rows, state.actor] & CARD_BIT[np.clip(cards, 0, 51)]
-    return playing & (held != 0)
-
-
 # VectorStep.deals key -> PedroState field
 DEAL_FIELDS = {
     "redeal": "last_redeal",
@@ -86,39 +68,6 @@ DEAL_FIELDS = {
     "scores": "scores",
     "winner": "winner",
 }
-
-
-def int64_actions(actions: np.ndarray, games: int) -> np.ndarray:
-    """``actions`` (any integer dtype, uint64 included) as a C-contiguous, writable, aligned (games,) int64 array
-    (the type the step kernel is compiled for), the ones
-    outside 0..132 as -1 (a uint64 past int64 would wrap round); ValueError for a wrong shape or dtype."""
-    if actions.dtype == np.int64 and actions.shape == (games,):
-        flags = actions.flags
-        if flags.c_contiguous and flags.writeable and flags.aligned:
-            return actions  # as given (the very type the step kernel is compiled for): the kernel checks the range
-        return actions.copy()
-    if actions.shape != (games,) or not np.issubdtype(actions.dtype, np.integer):
-        raise ValueError(f"actions must be an integer array of shape ({games},), got {actions.dtype} {actions.shape}")
-    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-    return np.where(in_range, actions, -1).astype(np.int64)
-
-
-def check_actions(
-    actions: np.ndarray, state: PedroState, mask: np.ndarray, config: PedroConfig
-) -> tuple[np.ndarray, np.ndarray]:
-    """One action per game checked against the legal ``mask`` (B, 133): ``(actions as int64, legal (B,) bool)``.
-
-    ``actions`` may have any integer dtype (uint64 included); out-of-range ones are illegal (and 0 in the
-    int64 copy); a renege the config allows counts as legal. ValueError for a wrong shape or dtype.
-    """
-    games = mask.shape[0]
-    checked = int64_actions(actions, games)
-    in_range = (checked >= 0) & (checked < NUM_ACTIONS)
-    played = np.where(in_range, checked, 0)
-    legal = in_range & mask[np.arange(games), played]
-    if not legal.all():
-        legal |= in_range & renege_allowed(state, config, played)
-    return played, legal
 
 
 class PedroVectorEnv:
