@@ -12,10 +12,11 @@ Vector env             ``gymnasium.make_vec("Pedro-v0", num_envs=N)``: :class:`p
 =====================  =====================================================================================
 
 The learner takes seat ``learner_seat`` (an int, or ``"random"`` to draw a seat at every reset from
-the env's RNG); the other seats are played by opponent policies. Under the hood is the PettingZoo
-AEC env (:class:`pedro_env.raw_env`, so the very same engine): ``reset`` and ``step`` play the
-opponents' moves until the learner must decide again or the episode ends. Config keys (docs/rules.md
-section 9, plus ``reward``, ``episode``, ``max_deals``) pass through to :func:`pedro_env.make_config`.
+the env's RNG); the other seats are played by opponent policies. Under the hood is the single-game
+driver (:class:`pedro_env.single_game.SingleGame`, the PettingZoo env's too, so the very same engine):
+``reset`` and ``step`` play the opponents' moves until the learner must decide again or the episode ends.
+Config keys (docs/rules.md section 9, plus ``reward``, ``episode``, ``max_deals``) pass through to
+:func:`pedro_env.make_config`.
 
 Opponents
     An opponent policy is a callable ``policy(observation, action_mask, rng) -> int`` taking that
@@ -58,7 +59,7 @@ Seeding
     the deals and first dealer exactly as ``pedro_env.env().reset(seed=s)`` does, and the opponents'
     RNG (``env.np_random``) and the seat draw; ``reset()`` afterwards plays the next match of that
     seed, so a seeded sequence of episodes is reproducible. ``options`` (``{"dealer": int, "decks":
-    [[52 card strings], ...]}``) pass through to the AEC env.
+    [[52 card strings], ...]}``) pass through to :meth:`pedro_env.single_game.SingleGame.reset`.
 
 Example, a masked random learner against random opponents:
 
@@ -81,12 +82,14 @@ the constructor raises :class:`RenderModeError`, a ``TypeError`` as well as a ``
 ``make_vec_env`` retries without a render mode.
 
 Version history: v0, the first release; illegal actions end the episode by default (they raised before);
-``info["deal"]`` in numbers (it held docs/rules.md's None values, which Gymnasium's vector envs cannot batch).
+``info["deal"]`` in numbers (it held docs/rules.md's None values, which Gymnasium's vector envs cannot batch);
+the default opponent draws as the vector env's does (:func:`pedro_env.actions.uniform_legal_actions`; it drew
+with ``rng.choice``: the same distribution, other draws for a seed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -94,89 +97,31 @@ import numpy as np
 from gymnasium import spaces
 
 from pedro_env.actions import NUM_ACTIONS, str_to_action
-from pedro_env.aec import raw_env
 from pedro_env.cards import SUITS
 from pedro_env.config import PedroConfig, check_seed
+from pedro_env.kernels.steps import AEC_DEAL_OVER
 from pedro_env.observation_layout import OBSERVATION_SIZE
-from pedro_env.vector import IllegalActionError
+from pedro_env.rules import IllegalActionError
+from pedro_env.single_agent import (
+    OpponentPolicy,
+    RenderModeError,
+    check_illegal_action,
+    check_learner_seat,
+    check_render_mode,
+    opponents_per_seat,
+    uniform_random_policy,
+)
+from pedro_env.single_game import SingleGame, agent_names, render_in_mode
 
 __all__ = ["ENV_ID", "OpponentPolicy", "PedroGymEnv", "RenderModeError", "gym_deal_summary", "uniform_random_policy"]
 
 ENV_ID = "Pedro-v0"
-ILLEGAL_ACTION_MODES = ("terminate", "raise")  # the first is the default
-
-OpponentPolicy = Callable[[np.ndarray, np.ndarray, np.random.Generator], int]
-"""``policy(observation uint8 (D,), action_mask int8 (133,), rng) -> action index``."""
 
 
-class RenderModeError(ValueError, TypeError):
-    """A render mode the env does not have; a TypeError too, the signal on which SB3's make_vec_env drops it."""
-
-
-def check_render_mode(render_mode: str | None, render_modes: Sequence[str]) -> None:
-    """Raise :class:`RenderModeError` unless ``render_mode`` is None or one of ``render_modes``."""
-    if render_mode is not None and render_mode not in render_modes:
-        allowed = ", ".join(repr(mode) for mode in (None, *render_modes))
-        raise RenderModeError(f"render_mode = {render_mode!r} is not allowed: allowed values are {allowed}")
-
-
-def uniform_random_policy(observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
-    """A uniformly random legal action (the default opponent)."""
-    return int(rng.choice(np.flatnonzero(action_mask)))
-
-
-def check_learner_seat(learner_seat: Any, num_players: int) -> int | str:
-    """``learner_seat`` as an int seat or ``"random"``; ValueError for anything else."""
-    if learner_seat == "random":
-        return "random"
-    if isinstance(learner_seat, (int, np.integer)) and not isinstance(learner_seat, bool):
-        if 0 <= learner_seat < num_players:
-            return int(learner_seat)
-    raise ValueError(
-        f"learner_seat = {learner_seat!r} is not allowed: allowed values are 0..{num_players - 1} or 'random'"
-    )
-
-
-def check_illegal_action(illegal_action: str) -> None:
-    """Raise ValueError unless ``illegal_action`` is one of :data:`ILLEGAL_ACTION_MODES`."""
-    if illegal_action not in ILLEGAL_ACTION_MODES:
-        allowed = ", ".join(repr(mode) for mode in ILLEGAL_ACTION_MODES)
-        raise ValueError(f"illegal_action = {illegal_action!r} is not allowed: allowed values are {allowed}")
-
-
-def _seat_policies(opponents: Any, num_players: int) -> list[OpponentPolicy]:
-    """``opponents`` (None, one callable, a dict seat -> callable, or a list per seat) -> one policy per seat."""
-    if opponents is None:
-        return [uniform_random_policy] * num_players
-    if callable(opponents):
-        return [opponents] * num_players
-    if isinstance(opponents, Mapping):
-        names = {f"player_{seat}": seat for seat in range(num_players)}
-        given: dict[int, Any] = {}
-        for key, policy in opponents.items():
-            if isinstance(key, str) and key in names:
-                seat = names[key]
-            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < num_players:
-                seat = int(key)
-            else:
-                last = num_players - 1
-                allowed = f"0..{last} or player_0..player_{last}"
-                raise ValueError(f"opponents key {key!r} is not a seat: allowed keys are {allowed}")
-            given[seat] = policy
-        entries = [given.get(seat) for seat in range(num_players)]
-    elif isinstance(opponents, Sequence) and not isinstance(opponents, (str, bytes)):
-        if len(opponents) != num_players:
-            raise ValueError(f"opponents as a list needs one entry per seat ({num_players}), got {len(opponents)}")
-        entries = list(opponents)
-    else:
-        kind = type(opponents).__name__
-        raise TypeError(f"opponents must be None, a callable, a dict seat -> callable or a list per seat, got {kind}")
-    for seat, policy in enumerate(entries):
-        if policy is not None and not callable(policy):
-            raise TypeError(
-                f"opponents[{seat}] must be a callable policy(observation, action_mask, rng) -> int, got {policy!r}"
-            )
-    return [uniform_random_policy if policy is None else policy for policy in entries]
+def check_policy(where: str, policy: Any) -> None:
+    """TypeError unless ``policy`` is a callable opponent policy (``where`` names it in the message)."""
+    if not callable(policy):
+        raise TypeError(f"{where} must be a callable policy(observation, action_mask, rng) -> int, got {policy!r}")
 
 
 def gym_deal_summary(deal: Mapping[str, Any]) -> dict[str, Any]:
@@ -239,14 +184,15 @@ class PedroGymEnv(gymnasium.Env):
     ) -> None:
         check_render_mode(render_mode, self.metadata["render_modes"])
         check_illegal_action(illegal_action)
-        self.aec_env = raw_env(render_mode=render_mode, config=config, **overrides)
-        self.config = self.aec_env.config
+        self.single_game = SingleGame(config, **overrides)
+        self.config = self.single_game.config
         self.render_mode = render_mode
         num_players = self.config.num_players
+        self.agent_names = agent_names(num_players)
         # the constructor's learner_seat: a seat, or "random" (drawn at every reset)
         self.seat_choice = check_learner_seat(learner_seat, num_players)
         self.learner_seat = 0 if self.seat_choice == "random" else int(self.seat_choice)  # this episode's seat
-        self.policies = _seat_policies(opponents, num_players)
+        self.policies: list[OpponentPolicy] = opponents_per_seat(opponents, num_players, check_policy)
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
 
@@ -262,8 +208,8 @@ class PedroGymEnv(gymnasium.Env):
 
     @property
     def learner_agent(self) -> str:
-        """The AEC agent name of this episode's learner seat (``player_k``)."""
-        return self.aec_env.possible_agents[self.learner_seat]
+        """The agent name of this episode's learner seat (``player_k``, as the AEC env names it)."""
+        return self.agent_names[self.learner_seat]
 
     # ---- episode ----
     def reset(
@@ -274,7 +220,7 @@ class PedroGymEnv(gymnasium.Env):
         super().reset(seed=seed)
         if self.seat_choice == "random":
             self.learner_seat = int(self.np_random.integers(self.config.num_players))
-        self.aec_env.reset(seed=seed, options=options)
+        self.single_game.reset(seed=seed, options=options)
         self._pending_reward = 0.0
         self._deal = None
         self._episode_over = False
@@ -302,36 +248,36 @@ class PedroGymEnv(gymnasium.Env):
             return self._observation.copy(), reward, True, False, info
         self._play_opponents()
         reward, self._pending_reward = self._pending_reward, 0.0
-        terminated = bool(self.aec_env.terminations[self.learner_agent])
-        truncated = bool(self.aec_env.truncations[self.learner_agent])
-        return self._observation.copy(), reward, terminated, truncated, self._info()
+        game = self.single_game
+        return self._observation.copy(), reward, game.terminated, game.truncated, self._info()
 
     def _advance(self, action: Any) -> None:
-        """One AEC step by whoever acts; collects the learner's reward and any deal summary."""
-        self.aec_env.step(action)
-        self._pending_reward += float(self.aec_env.rewards[self.learner_agent])
-        deal = self.aec_env.infos[self.learner_agent].get("deal")
-        if deal is not None:
-            self._deal = gym_deal_summary(deal)
+        """One step of the game by whoever acts; collects the learner's reward and any deal summary."""
+        game = self.single_game
+        if game.step(action) & AEC_DEAL_OVER:  # rewards and summaries come when a deal ends
+            assert game.state is not None
+            self._pending_reward += float(game.state.rewards[0, self.learner_seat])
+            self._deal = gym_deal_summary(game.deal_info())
+        if self.render_mode == "human":
+            self.render()
 
     def _play_opponents(self) -> None:
         """Step the opponents until the learner decides or the episode ends; refresh the learner's view."""
-        aec = self.aec_env
-        learner = self.learner_agent
+        game = self.single_game
+        learner = self.learner_seat
         try:
-            while not (aec.terminations[learner] or aec.truncations[learner]) and aec.agent_selection != learner:
-                agent = aec.agent_selection
-                view = aec.observe(agent)
-                policy = self.policies[aec.agent_name_mapping[agent]]
-                self._advance(_as_action(policy(view["observation"], view["action_mask"], self.np_random)))
+            while not game.over and game.actor != learner:
+                seat = game.actor
+                policy = self.policies[seat]
+                self._advance(_as_action(policy(game.observe(seat), game.mask_bytes.copy(), self.np_random)))
         except BaseException:
             # an opponent's policy failed mid-turn: another seat is to act, so only reset() may go on
             self._episode_over = True
             self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
             raise
-        view = aec.observe(learner)
-        self._observation, self._mask = view["observation"], view["action_mask"]
-        self._episode_over = bool(aec.terminations[learner] or aec.truncations[learner])
+        self._observation = game.observe(learner)
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8) if game.over else game.mask_bytes.copy()
+        self._episode_over = game.over
 
     def _info(self) -> dict[str, Any]:
         """A fresh info dict: the mask, and the last deal summary since the previous call."""
@@ -346,10 +292,10 @@ class PedroGymEnv(gymnasium.Env):
 
     def render(self) -> str | None:
         """The table (all hands) as text for ``ansi``; printed for ``human``; None without a render mode."""
-        return self.aec_env.render()
+        return render_in_mode(self.single_game, self.render_mode)
 
     def close(self) -> None:
-        self.aec_env.close()
+        pass
 
 
 def _register() -> None:

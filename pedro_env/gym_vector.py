@@ -30,7 +30,6 @@ from ``env.np_random``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,11 +37,10 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from pedro_env.actions import NUM_ACTIONS, uniform_legal_actions
+from pedro_env.actions import NUM_ACTIONS
 from pedro_env.cards import RuleTables
 from pedro_env.config import SEED_LIMIT, PedroConfig, check_seed, make_config
 from pedro_env.encoding import ObservationEncoder
-from pedro_env.gym import check_illegal_action, check_learner_seat, check_render_mode
 from pedro_env.rules import (
     IllegalActionError,
     check_actions,
@@ -52,24 +50,14 @@ from pedro_env.rules import (
     new_match,
     step,
 )
+from pedro_env.single_agent import check_illegal_action, check_learner_seat, check_render_mode, opponents_per_seat
 from pedro_env.state import OVER, PedroState
 
 __all__ = ["PedroGymVectorEnv"]
 
 
-class UniformRandomAgent:
-    """Uniformly random legal actions, batched (the default opponent; ``agents``' ``random`` does the same)."""
-
-    name = "random"
-
-    def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return uniform_legal_actions(action_masks, rng)
-
-
-def _build_agent(entry: Any, random_agent: UniformRandomAgent) -> Any:
-    """``None`` or ``"random"`` -> the shared uniform random agent; an object with ``act`` -> itself."""
-    if entry is None or entry == "random":
-        return random_agent
+def check_agent(where: str, entry: Any) -> None:
+    """TypeError unless ``entry`` is a batched agent (an object with ``act``); a spec string is named as one."""
     if isinstance(entry, str):
         raise TypeError(
             f"opponents are agents, not specs: pass agents.make_agent({entry!r}, config) "
@@ -77,28 +65,6 @@ def _build_agent(entry: Any, random_agent: UniformRandomAgent) -> Any:
         )
     if not callable(getattr(entry, "act", None)):
         raise TypeError(f"an opponent must be an agent with act(observations, masks, rng) or 'random', got {entry!r}")
-    return entry
-
-
-def _seat_agents(opponents: Any, config: PedroConfig) -> list[Any]:
-    """``opponents`` (one entry, a dict seat -> entry or a list per seat; None = "random") -> one agent per seat."""
-    n = config.num_players
-    if isinstance(opponents, Mapping):
-        names = {f"player_{seat}": seat for seat in range(n)}
-        entries: list[Any] = [None] * n
-        for key, entry in opponents.items():
-            seat = names.get(key, key) if isinstance(key, str) else key
-            if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
-                raise ValueError(f"opponents key {key!r} is not a seat: allowed keys are 0..{n - 1} or player_0..")
-            entries[int(seat)] = entry
-    elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
-        if len(opponents) != n:
-            raise ValueError(f"opponents as a list needs one entry per seat ({n}), got {len(opponents)}")
-        entries = list(opponents)
-    else:
-        entries = [opponents] * n
-    random_agent = UniformRandomAgent()  # one for every random seat: it acts once per engine step
-    return [_build_agent(entry, random_agent) for entry in entries]
 
 
 class PedroGymVectorEnv(VectorEnv):
@@ -129,7 +95,7 @@ class PedroGymVectorEnv(VectorEnv):
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
 
-        seat_agents = _seat_agents(opponents, self.config)
+        seat_agents = opponents_per_seat(opponents, self.config.num_players, check_agent, random_names=("random",))
         self.agents: list[Any] = []  # distinct agents, each called once per engine step
         for agent in seat_agents:
             if not any(agent is known for known in self.agents):

@@ -59,9 +59,9 @@ def play_episode(
     while not (terminated or truncated):
         mask = info["action_mask"]
         assert mask.dtype == np.int8 and mask.shape == (133,) and mask.any()
-        assert env.aec_env.agent_selection == env.learner_agent, "the learner was asked to act out of turn"
+        assert env.single_game.actor == env.learner_seat, "the learner was asked to act out of turn"
         assert np.array_equal(mask.astype(bool), env.action_masks())
-        assert np.array_equal(np.flatnonzero(mask), env.aec_env.legal_actions())
+        assert np.array_equal(np.flatnonzero(mask), env.single_game.legal_actions())
         assert observation in env.observation_space
         action = learner(observation, mask, rng)
         assert mask[action]
@@ -235,7 +235,7 @@ def test_reset_rejects_a_bad_seed_with_the_seed_error(seed: Any) -> None:
     for error in (pedro_env.SeedError, ValueError, TypeError):
         with pytest.raises(error, match=r"^seed must be an int from 0 to 2\*\*64 - 1, got "):
             env.reset(seed=seed)
-    assert env.aec_env.game is None, "a rejected seed starts nothing"
+    assert env.single_game.state is None, "a rejected seed starts nothing"
 
 
 def test_reset_takes_every_seed_up_to_2_64_minus_1() -> None:
@@ -252,7 +252,7 @@ def test_reset_options_pass_through() -> None:
     deck = [card_to_str(card) for card in np.random.default_rng(0).permutation(52)]
     env = PedroGymEnv(learner_seat=0, num_players=4)
     observation, _ = env.reset(seed=0, options={"dealer": 3, "decks": [deck]})
-    game = env.aec_env.game
+    game = env.single_game.state
     assert game is not None
     assert int(game.dealer[0]) == 3
     # seat 0 is eldest, so it gets the first packet of 3 of every round and bids first
@@ -270,7 +270,7 @@ def test_learner_seat_random_covers_every_seat() -> None:
     for seed in range(40):
         _, info = env.reset(seed=seed)
         seats.append(info["learner_seat"])
-        assert env.aec_env.agent_selection == env.learner_agent == f"player_{info['learner_seat']}"
+        assert f"player_{env.single_game.actor}" == env.learner_agent == f"player_{info['learner_seat']}"
     assert set(seats) == {0, 1, 2, 3}
     assert [env.reset(seed=seed)[1]["learner_seat"] for seed in range(40)] == seats  # the draw is seeded
 
@@ -286,12 +286,12 @@ class CountingPolicy:
 
     def __call__(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         env = self.env_box[0]
-        agent = env.aec_env.agent_selection
+        seat = env.single_game.actor
         assert self.seat != env.learner_seat, "an opponent policy was called for the learner's seat"
-        assert agent == f"player_{self.seat}"
+        assert seat == self.seat
         assert observation.dtype == np.uint8 and observation.shape == env.observation_space.shape
         assert action_mask.dtype == np.int8 and action_mask.shape == (133,)
-        assert np.array_equal(observation, env.aec_env.observe(agent)["observation"])  # the opponent's own view
+        assert np.array_equal(observation, env.single_game.observe(seat))  # the opponent's own view
         assert rng is env.np_random
         self.calls += 1
         return uniform_random_policy(observation, action_mask, rng)
@@ -323,7 +323,7 @@ def test_opponents_as_list_names_and_single_callable() -> None:
     seen_seats: set[str] = set()
 
     def first_legal(observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
-        seen_seats.add(env.aec_env.agent_selection)
+        seen_seats.add(f"player_{env.single_game.actor}")
         return int(np.flatnonzero(action_mask)[0])
 
     env = PedroGymEnv(learner_seat="random", opponents=first_legal, num_players=4, episode="deal")
