@@ -30,9 +30,8 @@ import numpy as np
 
 from agents import Agent, AgentSpecError
 from arena.match import build_agent
-from arena.replay import MatchRecord, record_from_env
+from arena.replay import MatchRecord, record_from_game
 from pedro_env.actions import DISCARD_OFFSET, MAX_TOTAL_POINTS, PLAY_OFFSET, action_to_str, str_to_action
-from pedro_env.aec import raw_env
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, str_to_card, suit_of_str
 from pedro_env.cli import (
     INTERRUPTED_STATUS,
@@ -46,7 +45,7 @@ from pedro_env.cli import (
 )
 from pedro_env.config import ConfigError, PedroConfig
 from pedro_env.kernels.tricks import trick_winner
-from pedro_env.render import render_table
+from pedro_env.single_game import SingleGame
 from pedro_env.state import Phase
 
 DEFAULT_AGENT = "rule:heuristic"  # at every seat not named
@@ -201,39 +200,38 @@ def play_interactive_match(
     Before each of the person's moves ``write`` gets the other seats' moves since their last one, the
     table from their seat and the legal moves; typing ``q`` ends the match where it stands.
     """
-    env = raw_env(config=config)
-    env.reset(seed=seed)
-    assert env.game is not None
+    game = SingleGame(config)
+    game.reset(seed=seed)
+    state = game.started("play")  # the match's state arrays, stepped in place
     tables = RuleTables.build(config.variant)
     rng = np.random.default_rng(seed)
     log = DealLog()
     events: list[str] = []  # what happened since the person last saw the table
     players = [who.label for who in seats]
     thoughts: list[dict | None] = []  # a policy's thoughts at each action (replay records keep them)
-    while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
-        game = env.game
-        actor = int(game.actor[0])
+    while not game.over:
+        actor = game.actor
         who = seats[actor]
         if who.agent is None:
             if events:
                 write("\n".join(events))
                 events = []
-            write("\n" + render_table(game, config, viewer=actor))
-            action = _ask_move(env.legal_actions(), int(game.phase[0]), actor, read_line, write)
+            write("\n" + game.render(viewer=actor))
+            action = _ask_move(game.legal_actions(), int(state.phase[0]), actor, read_line, write)
             if action is None:
                 write("You left the match.")
-                return record_from_env(env, players, "pedro-play", thoughts)
+                return record_from_game(game, players, "pedro-play", thoughts)
             thoughts.append(None)
         else:
-            observation = env.observe(env.possible_agents[actor])
-            action = int(who.agent.act(observation["observation"][None], observation["action_mask"][None], rng)[0])
+            observation, mask = game.observe(actor), game.mask_bytes.copy()
+            action = int(who.agent.act(observation[None], mask[None], rng)[0])
             events.append(f"P{actor} ({who.label}): {action_to_str(action)}")
-            thoughts.append(agent_thoughts(who.agent, observation["observation"], observation["action_mask"]))
-        trump = int(game.trump[0])
-        env.step(action)
-        events.extend(_after_move(env, action, actor, trump, log, tables, seats))
+            thoughts.append(agent_thoughts(who.agent, observation, mask))
+        trump = int(state.trump[0])
+        game.step(action)
+        events.extend(_after_move(game, action, actor, trump, log, tables, seats))
     write("\n".join(events))
-    record = record_from_env(env, players, "pedro-play", thoughts)
+    record = record_from_game(game, players, "pedro-play", thoughts)
     write(_match_end_text(record, config, [seat for seat, who in enumerate(seats) if who.agent is None]))
     return record
 
@@ -267,19 +265,18 @@ def _ask_move(
 
 
 def _after_move(
-    env: raw_env, action: int, actor: int, trump: int, log: DealLog, tables: RuleTables, seats: list[Seat]
+    game: SingleGame, action: int, actor: int, trump: int, log: DealLog, tables: RuleTables, seats: list[Seat]
 ) -> list[str]:
     """What ``action`` (just played by ``actor`` under ``trump``) ended: a trick (its winner), a deal (its story)."""
-    config = env.config
+    config = game.config
     events = []
     text = action_to_str(action)
     if text.startswith("play "):
         winner = log.play(actor, str_to_card(text.split()[1]), trump, config.num_players, tables)
         if winner is not None:
             events.append(f"  P{winner} ({seats[winner].label}) wins the trick.")
-    deal = env.infos[env.possible_agents[0]].get("deal")
-    if deal is not None:
-        events.append(narrate_deal_end(deal, log, config, tables, seats))
+    if game.deal_ended:
+        events.append(narrate_deal_end(game.deal_info(), log, config, tables, seats))
         log.reset()
     return events
 

@@ -16,9 +16,10 @@ A record::
 moved (its most probable actions and its value estimate), null for the other movers. Version 1
 records (no thoughts) are read as well.
 
-Replaying feeds the decks and the first dealer to the AEC env (``reset(options=...)``) and steps
-the actions: the same match, deal by deal, whatever produced it. :func:`replay_match` checks that
-the replay ends with the recorded result (a record may hold none: ``result`` missing, null or ``{}``).
+Replaying feeds the decks and the first dealer to a :class:`pedro_env.single_game.SingleGame`
+(``reset(options=...)``) and steps the actions: the same match, deal by deal, whatever produced it.
+:func:`replay_match` checks that the replay ends with the recorded result (a record may hold none:
+``result`` missing, null or ``{}``).
 
 Errors: every way a record can be wrong (unreadable file, not a regular file, larger than
 :data:`MAX_RECORD_BYTES`, not JSON, a key missing or of the wrong type, a bad card, deck, dealer or seed,
@@ -44,13 +45,11 @@ from typing import Any
 import numpy as np
 
 from arena.ratings import config_dict
-from pedro_env.aec import raw_env
 from pedro_env.cards import card_to_str
 from pedro_env.cli import OneLineErrorParser, atomic_output, one_line_on_interrupt, quiet_on_broken_pipe
 from pedro_env.config import ConfigError, PedroConfig, SeedError, check_seed, make_config, short_repr
-from pedro_env.render import render_table
 from pedro_env.rules import hashed_dealers, hashed_decks
-from pedro_env.single_game import parse_decks
+from pedro_env.single_game import SingleGame, parse_decks
 
 REPLAY_FORMAT = "pedro-rl/replay"
 REPLAY_VERSION = 2
@@ -265,40 +264,43 @@ def _read_record_file(path: Path, shown: str) -> bytes:
     return data
 
 
-def match_result(env: raw_env) -> dict[str, Any]:
-    """Scores, winner (team, or None) and deals played of the env's match as it stands."""
-    game = env.game
-    assert game is not None
-    winner = int(game.winner[0])
+def match_result(game: SingleGame) -> dict[str, Any]:
+    """Scores, winner (team, or None) and deals played of the game's match as it stands."""
+    state = game.started("match_result")
+    winner = int(state.winner[0])
     return {
-        "scores": [int(score) for score in game.scores[0]],
+        "scores": [int(score) for score in state.scores[0]],
         "winner": winner if winner >= 0 else None,
-        "deals": int(game.deal_index[0]) + 1,  # deals started, thrown-in ones included
+        "deals": int(state.deal_index[0]) + 1,  # deals started, thrown-in ones included
     }
 
 
 def record_from_env(
     env: Any, players: Sequence[str] = (), source: str = "env", thoughts: Sequence[dict[str, Any] | None] = ()
 ) -> MatchRecord:
-    """A record of the match a Pedro AEC env (wrapped or raw) has played since its last reset.
+    """A record of the match a Pedro AEC env (wrapped or raw) has played since its last reset (see
+    :func:`record_from_game`)."""
+    return record_from_game(env.unwrapped.single_game, players, source, thoughts)
 
-    Uses the env's ``first_dealer``, ``action_history`` and ``deck_of_deal``; ``players`` names who sat
-    at each seat, ``thoughts`` what a policy thought at each action (both optional).
-    """
-    raw = env.unwrapped
-    game = raw.game
-    if game is None:
+
+def record_from_game(
+    game: SingleGame, players: Sequence[str] = (), source: str = "env", thoughts: Sequence[dict[str, Any] | None] = ()
+) -> MatchRecord:
+    """A record of the match ``game`` has played since its last reset: its first dealer, decks and action history;
+    ``players`` names who sat at each seat, ``thoughts`` what a policy thought at each action (both optional)."""
+    state = game.state
+    if state is None:
         raise ReplayError("the env has not been reset: there is no match to record")
-    deals = int(game.deal_index[0]) + 1
+    deals = int(state.deal_index[0]) + 1
     return MatchRecord(
-        config=config_dict(raw.config),
-        dealer=int(raw.first_dealer),
-        decks=[raw.deck_of_deal(deal) for deal in range(deals)],
-        actions=list(raw.action_history),
+        config=config_dict(game.config),
+        dealer=game.first_dealer,
+        decks=[game.deck_of_deal(deal) for deal in range(deals)],
+        actions=list(game.action_history),
         players=list(players),
-        seed=raw._seed,
+        seed=game.seed,
         source=source,
-        result=match_result(raw),
+        result=match_result(game),
         thoughts=list(thoughts),
     )
 
@@ -328,25 +330,25 @@ def record_from_seed(
     )
 
 
-def replay_steps(record: MatchRecord) -> Iterator[tuple[raw_env, int | None, str | None]]:
-    """Yield ``(env, None, None)`` after the reset, then ``(env, seat, action)`` after each recorded action
+def replay_steps(record: MatchRecord) -> Iterator[tuple[SingleGame, int | None, str | None]]:
+    """Yield ``(game, None, None)`` after the reset, then ``(game, seat, action)`` after each recorded action
     (``action`` in its canonical text form). ReplayError for an action that does not replay."""
-    env = raw_env(config=record.pedro_config, render_mode="ansi")
+    game = SingleGame(record.pedro_config)
     try:
-        env.reset(seed=record.seed or 0, options={"dealer": record.dealer, "decks": record.decks})
+        game.reset(seed=record.seed or 0, options={"dealer": record.dealer, "decks": record.decks})
     except ValueError as error:  # a record changed since it was checked
         raise ReplayError(printable(str(error))) from None
-    yield env, None, None
+    yield game, None, None
     for number, action in enumerate(record.actions):
         shown = printable(short_repr(action))
-        if env.game is None or env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
+        if game.over:
             raise ReplayError(f"action {number + 1} ({shown}) comes after the match ended")
-        actor = int(env.game.actor[0])
+        actor = game.actor
         try:
-            env.step(action)
+            game.step(action)
         except ValueError as error:
             raise ReplayError(f"action {number + 1} ({shown}) does not replay: {printable(str(error))}") from None
-        yield env, actor, env.action_history[-1]
+        yield game, actor, game.action_history[-1]
 
 
 def describe_teams(values: Sequence[int], signed: bool = False) -> str:
@@ -378,9 +380,9 @@ def describe_deal(number: int, deal: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def checked_result(record: MatchRecord, env: raw_env) -> dict[str, Any]:
+def checked_result(record: MatchRecord, game: SingleGame) -> dict[str, Any]:
     """The result of a replayed match; ReplayError if it differs from the one the record holds (if any)."""
-    result = match_result(env)
+    result = match_result(game)
     if record.result and any(record.result[key] != result[key] for key in RESULT_KEYS):
         raise ReplayError(
             f"the replay ends with {describe_result(result)}, but the record says {describe_result(record.result)}"
@@ -390,8 +392,8 @@ def checked_result(record: MatchRecord, env: raw_env) -> dict[str, Any]:
 
 def replay_match(record: MatchRecord) -> dict[str, Any]:
     """Replay a whole record; returns the result, raising ReplayError if it differs from the recorded one."""
-    for env, _, _ in replay_steps(record):
-        final = env
+    for game, _, _ in replay_steps(record):
+        final = game
     return checked_result(record, final)
 
 
@@ -416,11 +418,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = ", ".join(f"P{seat} {printable(name)}" for seat, name in enumerate(players))
         print(f"replay of {printable(args.file)}: {names}")
         deals_over = 0
-        for env, actor, action in replay_steps(record):
-            deal = env.infos[env.possible_agents[0]].get("deal") if action is not None else None
+        for game, actor, action in replay_steps(record):
+            deal = game.deal_info() if action is not None and game.deal_ended else None
             if not args.deals:
                 print(f"\n-- P{actor} {action}" if action is not None else "")
-                print(render_table(env.game, env.config))
+                print(game.render())
             if deal is not None:
                 deals_over += 1
                 print(describe_deal(deals_over, deal))
@@ -431,9 +433,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     return 0
                 if answer.strip().lower() == "q":
                     return 0
-        result = checked_result(record, env)
-        over = env.terminations[env.agent_selection] or env.truncations[env.agent_selection]
-        unfinished = "" if over else ", the match unfinished"
+        result = checked_result(record, game)
+        unfinished = "" if game.over else ", the match unfinished"
         verdict = "matches the record" if record.result else "the record holds no result to compare with"
         print(f"result: {describe_result(result)}{unfinished} ({verdict})")
         sys.stdout.flush()

@@ -21,8 +21,8 @@ import numpy as np
 from agents import Agent, AgentSpecError, make_agent
 from arena.replay import MatchRecord, replay_steps
 from pedro_env.actions import action_to_str, str_to_action
-from pedro_env.aec import raw_env
 from pedro_env.config import PedroConfig
+from pedro_env.single_game import SingleGame
 from pedro_env.state import PLAY
 from table.roster import Roster, UnknownAgentError
 
@@ -30,18 +30,18 @@ MISTAKE_POINTS = 1.0  # a chosen action this many deal points below the best is 
 TOP_ACTIONS = 5  # a policy's most probable actions shown
 
 
-def positions(record: MatchRecord) -> Iterator[tuple[int, raw_env]]:
-    """``(k, env)`` for every decision ``k`` of ``record`` with the env as it stands before it (the record's
+def positions(record: MatchRecord) -> Iterator[tuple[int, SingleGame]]:
+    """``(k, game)`` for every decision ``k`` of ``record`` with the game as it stands before it (the record's
     last yield is the end of the match, ``k == len(record.actions)``)."""
-    for index, (env, _, _) in enumerate(replay_steps(record)):
-        yield index, env
+    for index, (game, _, _) in enumerate(replay_steps(record)):
+        yield index, game
 
 
-def position(record: MatchRecord, decision: int) -> raw_env:
-    """The env before decision ``decision`` of ``record`` (0 <= decision <= len(actions))."""
-    for index, env in positions(record):
+def position(record: MatchRecord, decision: int) -> SingleGame:
+    """The game before decision ``decision`` of ``record`` (0 <= decision <= len(actions))."""
+    for index, game in positions(record):
         if index == decision:
-            return env
+            return game
     raise IndexError(decision)
 
 
@@ -53,29 +53,27 @@ class Analyst:
         self._search_lock = threading.Lock()
         self._searchers: dict[tuple[str, PedroConfig], Agent] = {}
 
-    def policy_thoughts(self, env: raw_env, name: str) -> dict[str, Any]:
-        """The policy ``name``'s thoughts at the acting seat of ``env``: ``{"agent", "top", "value"}``."""
-        agent = self.roster.build(name, env.config)
-        observation = env.observe(env.agent_selection)
-        return agent.decision_thoughts(observation["observation"], observation["action_mask"], TOP_ACTIONS)
+    def policy_thoughts(self, game: SingleGame, name: str) -> dict[str, Any]:
+        """The policy ``name``'s thoughts at the acting seat of ``game``: ``{"agent", "top", "value"}``."""
+        agent = self.roster.build(name, game.config)
+        return agent.decision_thoughts(game.observe(game.actor), game.mask_bytes.copy(), TOP_ACTIONS)
 
-    def search_values(self, env: raw_env, chosen: str | None, seed: int) -> dict[str, Any] | None:
-        """The search's value of each action it weighs at the acting seat of ``env`` (``chosen``, if legal, among
+    def search_values(self, game: SingleGame, chosen: str | None, seed: int) -> dict[str, Any] | None:
+        """The search's value of each action it weighs at the acting seat of ``game`` (``chosen``, if legal, among
         them), best first: ``{"agent", "values": [[action, value]], "best", "chosen", "loss"}``; None with a single
         legal action. ``seed`` fixes the play search's samples."""
-        observation = env.observe(env.agent_selection)
-        mask = observation["action_mask"]
+        observation, mask = game.observe(game.actor), game.mask_bytes.copy()
         if int(mask.sum()) < 2:
             return None
-        in_play = int(env.game.phase[0]) == PLAY
+        in_play = int(game.started("search_values").phase[0]) == PLAY
         spec = "search:pimc" if in_play else "search:full"
         with self._search_lock:
-            searcher = self._searcher(spec, env.config)
+            searcher = self._searcher(spec, game.config)
             if in_play:
-                values = searcher.action_values(observation["observation"], mask, np.random.default_rng(seed))
+                values = searcher.action_values(observation, mask, np.random.default_rng(seed))
             else:
                 include = (str_to_action(chosen),) if chosen is not None else ()
-                values = searcher.action_values(observation["observation"], mask, include=include)
+                values = searcher.action_values(observation, mask, include=include)
         ranked = sorted(values.items(), key=lambda item: -item[1])
         best = action_to_str(ranked[0][0]) if ranked else None
         loss = None
@@ -109,14 +107,14 @@ def analyse(
     policy on the roster that plays this table size; none when no policy does) computed now; the search values when
     ``search``. UnknownAgentError or AgentSpecError when the policy named cannot be built (the default's failure
     leaves ``policy`` None)."""
-    env = position(record, decision)
-    seat = int(env.game.actor[0])
+    game = position(record, decision)
+    seat = game.actor
     chosen = record.actions[decision] if decision < len(record.actions) else None
     answer: dict[str, Any] = {
         "decision": decision,
         "seat": seat,
         "chosen": chosen,
-        "legal": [action_to_str(action) for action in env.legal_actions()],
+        "legal": [action_to_str(action) for action in game.legal_actions()],
         "policy": None,
         "search": None,
     }
@@ -125,17 +123,17 @@ def analyse(
         answer["policy"] = {**recorded, "recorded": True}
     else:
         mover = players[seat] if seat < len(players) else ""
-        names = analyst.roster.policy_names(env.config.num_players)
+        names = analyst.roster.policy_names(game.config.num_players)
         name = policy or (mover if mover in names else names[0] if names else None)
         if name is not None:
             try:
-                answer["policy"] = {**analyst.policy_thoughts(env, name), "recorded": False}
+                answer["policy"] = {**analyst.policy_thoughts(game, name), "recorded": False}
             except (UnknownAgentError, AgentSpecError):
                 if policy is not None:
                     raise  # the client named it: the table answers why it cannot play (422)
                 # the default policy cannot read these rules (or its file no longer loads): no policy's view
     if search:
-        answer["search"] = analyst.search_values(env, chosen, seed=decision)
+        answer["search"] = analyst.search_values(game, chosen, seed=decision)
     return answer
 
 
@@ -144,13 +142,13 @@ def scan(analyst: Analyst, record: MatchRecord, seats: set[int] | None = None) -
     "action", "best", "loss"}], "scanned", "values": {decision: search answer}}``; marks where the loss is
     :data:`MISTAKE_POINTS` or more."""
     marks, values = [], {}
-    for index, env in positions(record):
+    for index, game in positions(record):
         if index >= len(record.actions):
             break
-        seat = int(env.game.actor[0])
+        seat = game.actor
         if seats is not None and seat not in seats:
             continue
-        found = analyst.search_values(env, record.actions[index], seed=index)
+        found = analyst.search_values(game, record.actions[index], seed=index)
         if found is None:
             continue
         values[index] = found

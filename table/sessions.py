@@ -1,6 +1,6 @@
 """A table's sessions: matches being played and replays being watched, bounded in number and idle time.
 
-A :class:`MatchSession` is one match: an AEC env (the engine), who sits where, the decisions so far
+A :class:`MatchSession` is one match: a :class:`~pedro_env.single_game.SingleGame`, who sits where, the decisions so far
 with what a policy thought at each, and the deal summaries. Every change goes through one method
 that checks it first and raises :class:`TableError` (an HTTP status and a one-line message) leaving
 the match as it was. A :class:`SessionStore` holds at most ``cap`` sessions of a kind and drops
@@ -31,13 +31,13 @@ from arena.replay import (
     checked_result,
     match_result,
     printable,
-    record_from_env,
+    record_from_game,
     replay_steps,
 )
 from pedro_env.actions import action_to_str, str_to_action
-from pedro_env.aec import raw_env
 from pedro_env.config import PedroConfig, short_repr
-from table.views import deal_summary, decision_entry, is_over, table_view
+from pedro_env.single_game import SingleGame
+from table.views import deal_summary, decision_entry, table_view
 
 
 class TableError(Exception):
@@ -64,8 +64,8 @@ class MatchSession:
     resigned: bool = False
 
     def __post_init__(self) -> None:
-        self.env = raw_env(config=self.config)
-        self.env.reset(seed=self.seed)
+        self.game = SingleGame(self.config)
+        self.game.reset(seed=self.seed)
         self.rng = np.random.default_rng(self.seed)
         self.decisions: list[dict[str, Any]] = []
         self.thoughts: list[dict[str, Any] | None] = []
@@ -74,11 +74,11 @@ class MatchSession:
     # ---------------------------------------------------------------- reading
     @property
     def over(self) -> bool:
-        return self.resigned or is_over(self.env)
+        return self.resigned or self.game.over
 
     @property
     def actor(self) -> int:
-        return int(self.env.game.actor[0])
+        return self.game.actor
 
     def status(self) -> str:
         if self.over:
@@ -103,7 +103,7 @@ class MatchSession:
             "seat": self.seat,
             "players": self.players,
             "status": self.status(),
-            "view": table_view(self.env, None if over else self.seat, self.deals, over=over),
+            "view": table_view(self.game, None if over else self.seat, self.deals, over=over),
             "decisions_from": since,
             "decisions": decisions,
             "resigned": self.resigned,
@@ -111,7 +111,7 @@ class MatchSession:
         }
 
     def record(self) -> MatchRecord:
-        return record_from_env(self.env, self.players, "pedro-table", self.thoughts)
+        return record_from_game(self.game, self.players, "pedro-table", self.thoughts)
 
     # ---------------------------------------------------------------- changing
     def move(self, text: Any) -> None:
@@ -121,14 +121,14 @@ class MatchSession:
             raise TableError(409, "the match is over: start a new match")
         if self.agents[self.actor] is not None:
             raise TableError(409, f"not your turn: P{self.actor} ({self.players[self.actor]}) is to move (advance)")
-        legal = [action_to_str(action) for action in self.env.legal_actions()]
+        legal = [action_to_str(action) for action in self.game.legal_actions()]
         if not isinstance(text, str):
             raise TableError(422, f"a move is an action string such as {legal[0]!r}", legal=legal)
         try:
             action = str_to_action(text)
         except ValueError as error:
             raise TableError(422, f"cannot read the move {text[:40]!r}: {error}", legal=legal) from None
-        if action not in self.env.legal_actions():
+        if action not in self.game.legal_actions():
             raise TableError(422, f"{action_to_str(action)} is not legal now; legal: {', '.join(legal)}", legal=legal)
         self._step(action, None)
 
@@ -139,9 +139,9 @@ class MatchSession:
         agent = self.agents[self.actor]
         if agent is None:
             raise TableError(409, "it is your turn: the table waits for your move")
-        observation = self.env.observe(self.env.agent_selection)
-        action = int(agent.act(observation["observation"][None], observation["action_mask"][None], self.rng)[0])
-        self._step(action, agent_thoughts(agent, observation["observation"], observation["action_mask"]))
+        observation, mask = self.game.observe(self.actor), self.game.mask_bytes.copy()
+        action = int(agent.act(observation[None], mask[None], self.rng)[0])
+        self._step(action, agent_thoughts(agent, observation, mask))
 
     def resign(self) -> None:
         if self.over:
@@ -149,14 +149,13 @@ class MatchSession:
         self.resigned = True
 
     def _step(self, action: int, thoughts: dict[str, Any] | None) -> None:
-        entry = decision_entry(self.env, len(self.decisions), action)
+        entry = decision_entry(self.game, len(self.decisions), action)
         entry["thoughts"] = thoughts
-        self.env.step(action)
+        self.game.step(action)
         self.decisions.append(entry)
         self.thoughts.append(thoughts)
-        deal = self.env.infos[self.env.possible_agents[0]].get("deal")
-        if deal is not None:
-            self.deals.append(deal_summary(len(self.deals) + 1, deal))
+        if self.game.deal_ended:
+            self.deals.append(deal_summary(len(self.deals) + 1, self.game.deal_info()))
 
 
 @dataclass
@@ -179,24 +178,23 @@ class ReplaySession:
         frames, decisions, deal_starts, deals = [], [], [], []
         previous_deal = 0
         pending: dict[str, Any] = {}  # the decision about to be taken, read before its action
-        for env, _, action in replay_steps(record):
+        for game, _, action in replay_steps(record):
             if action is not None:
                 index = len(decisions)
                 entry = {**pending, "thoughts": record.thoughts[index] if record.thoughts else None}
                 decisions.append(entry)
-                deal = env.infos[env.possible_agents[0]].get("deal")
-                if deal is not None:
-                    deals.append(deal_summary(len(deals) + 1, deal))
-            frame = table_view(env, None, [])
+                if game.deal_ended:
+                    deals.append(deal_summary(len(deals) + 1, game.deal_info()))
+            frame = table_view(game, None, [])
             del frame["deals"]
             frame["deals_done"] = len(deals)
             frames.append(frame)
             if len(decisions) < len(actions):
-                pending = decision_entry(env, len(decisions), actions[len(decisions)])
+                pending = decision_entry(game, len(decisions), actions[len(decisions)])
                 if pending["deal"] != previous_deal:
                     deal_starts.append(len(decisions))
                     previous_deal = pending["deal"]
-        checked_result(record, env)
+        checked_result(record, game)
         return {
             "id": self.id,
             "players": record.players or [f"P{seat}" for seat in range(record.pedro_config.num_players)],
@@ -206,7 +204,7 @@ class ReplaySession:
             "decisions": decisions,
             "deal_starts": deal_starts,
             "deals": deals,
-            "result": record.result or match_result(env),
+            "result": record.result or match_result(game),
             "pair_key": pair_key(record),
         }
 
