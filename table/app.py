@@ -82,18 +82,25 @@ def create_app(
 ) -> FastAPI:
     """The app: ``models_dir`` adds its checkpoints to the agents; at most ``max_sessions`` matches and as many
     replays, each dropped after ``idle_seconds`` unused; uploads up to ``max_upload_bytes`` holding at most
-    ``max_record_actions`` actions. Long because it is the route table: every route is a short closure over this
-    app's stores and limits, read here in the order docs/table.md lists them."""
+    ``max_record_actions`` actions. The routes, in the order docs/table.md lists them, are short closures over
+    this app's stores and limits (:func:`_add_match_routes`, :func:`_add_replay_routes`)."""
     app = FastAPI(title="pedro-table", docs_url=None, redoc_url=None, openapi_url=None)
     roster = Roster(models_dir)
     analyst = Analyst(roster)
     matches: SessionStore[MatchSession] = SessionStore("match", max_sessions, idle_seconds)
     replays: SessionStore[ReplaySession] = SessionStore("replay", max_sessions, idle_seconds)
-    scans = threading.Semaphore(1)  # one scan at a time: each keeps the search busy for seconds
-    builders = anyio.CapacityLimiter(REPLAY_BUILDERS)
     app.state.matches, app.state.replays, app.state.roster = matches, replays, roster
-
     app.add_middleware(ServerTiming)
+    _add_error_handlers(app)
+    limits = {"max_sessions": max_sessions, "idle_seconds": idle_seconds, "max_upload_bytes": max_upload_bytes}
+    _add_match_routes(app, matches, analyst, limits)
+    _add_replay_routes(app, replays, analyst, max_upload_bytes, max_record_actions)
+    app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="static")
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every refusal as ``{"error": one line, ...}`` with its status: the table's own, HTTP's, a bad parameter's."""
 
     @app.exception_handler(TableError)
     def table_error(request: Request, error: TableError) -> JSONResponse:
@@ -110,9 +117,15 @@ def create_app(
         where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body"))
         return JSONResponse({"error": f"{where or 'request'}: {first.get('msg', 'invalid')}"}, status_code=422)
 
+
+def _add_match_routes(
+    app: FastAPI, matches: SessionStore[MatchSession], analyst: Analyst, limits: dict[str, Any]
+) -> None:
+    """``/api/options`` (the agents, the rules and ``limits``) and the ``/api/matches`` routes over ``matches``."""
+    roster = analyst.roster
+
     @app.get("/api/options")
     def options() -> Response:
-        limits = {"max_sessions": max_sessions, "idle_seconds": idle_seconds, "max_upload_bytes": max_upload_bytes}
         return json_answer({"agents": roster.public(), "rules": rule_options(), "limits": limits})
 
     @app.post("/api/matches", status_code=201)
@@ -155,29 +168,46 @@ def create_app(
 
     @app.get("/api/matches/{match_id}/analysis")
     def match_analysis(match_id: str, decision: int, search: bool = False, policy: str | None = None) -> Response:
-        session = matches.get(match_id)
-        with session.lock:
-            record, over = session.record(), session.over
-            seat = session.actor
-        last = len(record.actions) if not over else len(record.actions) - 1
-        _check_decision(decision, last)
-        if not over:
-            mover = session.decisions[decision]["seat"] if decision < len(record.actions) else seat
-            if mover != session.seat:
-                raise TableError(
-                    403,
-                    f"decision {decision} is P{mover}'s: while the match runs only your own decisions are "
-                    "analysed (the others' read cards you cannot see)",
-                )
-        name = _policy_name(policy, roster, record.pedro_config.num_players)
-        return json_answer(_analysis(analyst, record, decision, name, search, record.players))
+        return json_answer(_match_analysis(analyst, matches.get(match_id), decision, search, policy))
+
+
+def _match_analysis(
+    analyst: Analyst, session: MatchSession, decision: int, search: bool, policy: str | None
+) -> dict[str, Any]:
+    """The analysis of ``decision`` of a match at the table; TableError 403 for another seat's decision while the
+    match runs (the others' thoughts read cards the person cannot see)."""
+    with session.lock:
+        record, over = session.record(), session.over
+        seat = session.actor
+    last = len(record.actions) if not over else len(record.actions) - 1
+    _check_decision(decision, last)
+    if not over:
+        mover = session.decisions[decision]["seat"] if decision < len(record.actions) else seat
+        if mover != session.seat:
+            raise TableError(
+                403,
+                f"decision {decision} is P{mover}'s: while the match runs only your own decisions are "
+                "analysed (the others' read cards you cannot see)",
+            )
+    name = _policy_name(policy, analyst.roster, record.pedro_config.num_players)
+    return _analysis(analyst, record, decision, name, search, record.players)
+
+
+def _add_replay_routes(
+    app: FastAPI, replays: SessionStore[ReplaySession], analyst: Analyst, max_upload_bytes: int, max_actions: int
+) -> None:
+    """The ``/api/replays`` routes over ``replays``: uploads of up to ``max_upload_bytes`` holding at most
+    ``max_actions`` actions, built a few at a time; their analysis and one scan at a time."""
+    roster = analyst.roster
+    scans = threading.Semaphore(1)  # one scan at a time: each keeps the search busy for seconds
+    builders = anyio.CapacityLimiter(REPLAY_BUILDERS)
 
     @app.post("/api/replays", status_code=201)
     async def open_replay(request: Request) -> Response:
         with replays.place() as keep:  # a full store refuses before the body is read
             body = await _read_body(request, max_upload_bytes)
             # parsing, checking and replaying take up to a second: in a thread, a few at a time, off the event loop
-            session, answer = await anyio.to_thread.run_sync(_replay_from, body, max_record_actions, limiter=builders)
+            session, answer = await anyio.to_thread.run_sync(_replay_from, body, max_actions, limiter=builders)
             keep(session)
         return Response(answer, status_code=201, media_type="application/json")
 
@@ -204,9 +234,6 @@ def create_app(
         finally:
             scans.release()
         return json_answer({"marks": session.scan["marks"], "scanned": session.scan["scanned"]})
-
-    app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="static")
-    return app
 
 
 def json_answer(document: Any, status: int = 200) -> Response:
