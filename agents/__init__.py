@@ -30,6 +30,7 @@ from typing import Any
 from agents.base import Agent, RandomAgent
 from pedro_env.actions import uniform_legal_actions
 from pedro_env.config import PedroConfig, make_config
+from pedro_env.keys import Key, declared_keys, parameter_keys, split_assignment
 
 __all__ = [
     "AGENT_SPECS",
@@ -79,37 +80,51 @@ PPO_POLICY_SPEC = f"ckpt:{PPO_POLICY_PATH}"
 """The agent spec of :data:`PPO_POLICY_PATH`."""
 
 
-def _parse_options(parts: list[str], spec: str) -> dict[str, Any]:
-    """``['samples=32', 'depth=2']`` -> ``{'samples': 32, 'depth': 2}`` (ints, floats, true/false, else strings)."""
-    options: dict[str, Any] = {}
+GREEDY = Key("greedy", bool)
+"""A checkpoint's one option: play its most probable action (true) or sample (false)."""
+
+
+def _option_texts(parts: list[str], spec: str) -> dict[str, str]:
+    """``['samples=32', 'depth=2']`` -> ``{'samples': '32', 'depth': '2'}``: the text of each option, read by its
+    type when the agent is built (:func:`option_values`)."""
+    options: dict[str, str] = {}
     for part in parts:
-        key, sep, value = part.partition("=")
-        if not sep or not key:
+        assignment = split_assignment(part)
+        if assignment is None:
             raise AgentSpecError(f"agent spec {spec!r}: option {part!r} is not KEY=VALUE")
-        parsed: Any = value
-        if value.lower() in ("true", "false"):
-            parsed = value.lower() == "true"
-        else:
-            for kind in (int, float):
-                try:
-                    parsed = kind(value)
-                    break
-                except ValueError:
-                    pass
-        options[key.strip()] = parsed
+        options[assignment[0]] = assignment[1]
     return options
+
+
+def option_keys(agent_class: type) -> dict[str, Key]:
+    """Option name -> :class:`~pedro_env.keys.Key` of an agent class: the fields of its ``option_fields``
+    dataclass (the rule agents' Personality), else the annotated keywords of its constructor (the searches)."""
+    option_fields = getattr(agent_class, "option_fields", None)
+    return declared_keys(option_fields) if option_fields is not None else parameter_keys(agent_class.__init__)
+
+
+def option_values(agent_class: type, texts: dict[str, str], spec: str) -> dict[str, Any]:
+    """An agent spec's option texts read by their types (the same reader as every KEY=VALUE); AgentSpecError in
+    one line naming the option, its text and what it takes, or the options there are."""
+    declared = option_keys(agent_class)
+    values = {}
+    for name, text in texts.items():
+        if name not in declared:
+            raise AgentSpecError(f"agent spec {spec!r}: unknown option {name!r}; it takes {', '.join(declared)}")
+        values[name] = declared[name].value(text, f"agent spec {spec!r}: option {name!r}", AgentSpecError)
+    return values
 
 
 @dataclass(frozen=True)
 class AgentSpec:
     """A parsed agent spec: ``kind`` is ``random``, ``rule``, ``search``, ``ckpt`` or ``pretrained``; ``name`` the
     registered agent (rule and search kinds) or the checkpoint path (``ckpt``; the shipped file for ``pretrained``);
-    ``options`` the ``,KEY=VALUE`` parts, typed."""
+    ``options`` the text of each ``,KEY=VALUE`` part (read by the option's type when the agent is built)."""
 
     text: str
     kind: str
     name: str
-    options: dict[str, Any]
+    options: dict[str, str]
 
 
 def parse_spec(spec: str) -> AgentSpec:
@@ -132,23 +147,23 @@ def parse_spec(spec: str) -> AgentSpec:
     name, *option_parts = rest.split(",")
     if not sep or kind not in REGISTRY or name not in REGISTRY[kind]:
         raise AgentSpecError(f"unknown agent spec {spec!r}: allowed are {', '.join(AGENT_SPECS)}")
-    return AgentSpec(text, kind, name, _parse_options(option_parts, text))
+    return AgentSpec(text, kind, name, _option_texts(option_parts, text))
 
 
-def _split_checkpoint_options(text: str) -> tuple[str, dict[str, Any]]:
-    """``'runs/x/latest.pt,greedy=false'`` -> ``('runs/x/latest.pt', {'greedy': False})``; a comma that is part of
-    an existing path stays in it. A checkpoint takes only ``greedy=true|false``."""
+def _split_checkpoint_options(text: str) -> tuple[str, dict[str, str]]:
+    """``'runs/x/latest.pt,greedy=false'`` -> ``('runs/x/latest.pt', {'greedy': 'false'})``; a comma that is part of
+    an existing path stays in it. A checkpoint takes only ``greedy=true|false`` (checked here)."""
     path_text, options = text, {}
     while "," in path_text and "=" in path_text.rsplit(",", 1)[1] and not Path(path_text).exists():
         path_text, option = path_text.rsplit(",", 1)
-        options.update(_parse_options([option], f"ckpt:{text}"))
+        options.update(_option_texts([option], f"ckpt:{text}"))
     unknown = sorted(set(options) - {"greedy"})
     if unknown:
         raise AgentSpecError(
             f"agent spec ckpt:{text}: unknown option {unknown[0]!r}; a checkpoint takes greedy=true|false"
         )
-    if not isinstance(options.get("greedy", True), bool):
-        raise AgentSpecError(f"agent spec ckpt:{text}: greedy takes true or false, got {options['greedy']!r}")
+    if "greedy" in options:
+        GREEDY.value(options["greedy"], f"agent spec ckpt:{text}: option 'greedy'", AgentSpecError)
     return path_text, options
 
 
@@ -177,8 +192,9 @@ def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> 
         return agent
     module_name, class_name = REGISTRY[parsed.kind][parsed.name].split(":")
     agent_class = getattr(importlib.import_module(module_name), class_name)
+    given = option_values(agent_class, parsed.options, parsed.text)
     try:
-        agent = agent_class(config, **{**parsed.options, **options})
+        agent = agent_class(config, **{**given, **options})
     except (TypeError, ValueError) as error:  # an unknown option, or a value out of range (samples=-1, samples=abc)
         raise AgentSpecError(f"agent spec {spec!r}: {error}") from None
     agent.name = parsed.text
@@ -198,7 +214,8 @@ def _load_checkpoint_agent(parsed: AgentSpec, config: PedroConfig) -> Agent:
             f"{parsed.text} needs torch ({error}); install: pip install torch==2.13.0 && pip install -e '.[train]'"
         ) from None
     try:
-        agent = load_policy_agent(parsed.name, config, greedy=bool(parsed.options.get("greedy", True)))
+        greedy = GREEDY.value(parsed.options.get("greedy", "true"), f"agent spec {parsed.text}", AgentSpecError)
+        agent = load_policy_agent(parsed.name, config, greedy=greedy)
     except (CheckpointError, ValueError) as error:
         raise AgentSpecError(f"agent spec {parsed.text}: {error}") from None
     agent.name = parsed.text

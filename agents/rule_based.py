@@ -16,7 +16,7 @@ docs/agents.md describes every rule and option.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from agents.base import Agent
 from agents.rule_kernels import capture_feature_rows, hand_estimates, pack_rule_inputs, rule_actions, rule_discards
 from pedro_env.cards import CARD_RANK, RuleTables, cards_to_bits
 from pedro_env.config import PedroConfig
+from pedro_env.keys import declared_keys
 from pedro_env.observation_layout import observation_size, piece_starts
 
 SURE = 1.0 - 1e-9  # a win chance this high is a certainty (no possible beater)
@@ -138,31 +139,14 @@ class Personality:
 
 
 def checked_personality_options(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` as Personality field values (``none`` for a field that may be None); ValueError naming the
-    field and the values it takes for an unknown field or a value of the wrong kind."""
-    kinds = {item.name: str(item.type) for item in fields(Personality)}
-    checked = {}
-    for name, value in options.items():
-        kind = kinds.get(name)
-        if kind is None:
-            raise ValueError(f"unknown option {name!r}; a rule agent takes {', '.join(kinds)}")
-        if kind == "bool":
-            if not isinstance(value, bool):
-                raise ValueError(f"{name} takes true or false, got {value!r}")
-        elif kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name} takes a whole number, got {value!r}")
-        else:  # float, or float | None
-            may_be_none = "None" in kind
-            if may_be_none and (value is None or str(value).lower() == "none"):
-                value = None
-            elif isinstance(value, bool) or not isinstance(value, (int, float)):
-                allowed = "a number or none" if may_be_none else "a number"
-                raise ValueError(f"{name} takes {allowed}, got {value!r}")
-            else:
-                value = float(value)
-        checked[name] = value
-    return checked
+    """``options`` as Personality field values, each of its field's type (text read as every KEY=VALUE is:
+    ``none`` for a field that may be None); ValueError naming the field and the values it takes for an unknown
+    field or a value of another type."""
+    declared = declared_keys(Personality)
+    unknown = [name for name in options if name not in declared]
+    if unknown:
+        raise ValueError(f"unknown option {unknown[0]!r}; a rule agent takes {', '.join(declared)}")
+    return {name: declared[name].value(value, f"option {name!r}", ValueError) for name, value in options.items()}
 
 
 HEURISTIC = Personality()
@@ -185,6 +169,7 @@ class RuleBasedAgent(Agent):
     compiled kernels of :mod:`agents.rule_kernels` that decide."""
 
     personality: Personality = HEURISTIC
+    option_fields = Personality  # the options of a spec (rule:heuristic,caution=2): Personality's fields
 
     def __init__(self, config: PedroConfig, **overrides: Any) -> None:
         """``overrides``: Personality fields to change, e.g. ``make_agent("rule:heuristic,contest_points=0")``."""

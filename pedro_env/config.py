@@ -7,13 +7,16 @@ or value raises :class:`ConfigError` naming the key and the allowed values.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from itertools import islice
 from typing import Any
 
 import numpy as np
 
 from pedro_env.cards import VARIANT_TOTAL_POINTS
+from pedro_env.keys import Key, declared_keys, key, short_repr, split_assignment
+
+__all__ = ["ConfigError", "PedroConfig", "SeedError", "make_config", "parse_override", "short_repr"]
 
 
 class ConfigError(ValueError):
@@ -25,23 +28,6 @@ class SeedError(ValueError, TypeError):
 
 
 SEED_LIMIT = 2**64  # seeds are uint64 in the engine: a seed lies in 0 .. SEED_LIMIT - 1
-
-
-def short_repr(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` on one line, cut to ``limit`` characters: for error messages about values of any size.
-
-    A string, list, tuple or dict longer than ``limit`` is cut before it is printed (its repr could not fit anyway),
-    so the cost stays bounded by ``limit`` for a huge value of one of them."""
-    if isinstance(value, (str, bytes, list, tuple)) and len(value) > limit:
-        value = value[:limit]
-    elif isinstance(value, dict) and len(value) > limit:
-        value = dict(islice(value.items(), limit))
-    try:
-        text = repr(value)
-    except ValueError:  # an int past Python's 4300-digit str limit
-        text = f"<int of {int(value).bit_length()} bits>"
-    text = text.replace("\n", " ")  # numpy arrays print over several lines
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_seed(seed: Any, games: int = 1, name: str = "seed") -> int:
@@ -59,57 +45,41 @@ def check_seed(seed: Any, games: int = 1, name: str = "seed") -> int:
 
 MAX_TARGET_SCORE = 10_000  # scores are int32 and the encoder's counts uint8: far from both, and any real match fits
 MAX_DEALS = 1_000_000  # deal counters are int32: far from it, and no match lasts this long
-
-# key -> allowed values (a tuple) or a description of the allowed range (a str)
-ALLOWED_VALUES: dict[str, tuple[Any, ...] | str] = {
-    "num_players": (2, 3, 4),
-    "target_score": "an int from 1 to 10000",
-    "min_bid": "an int from 1 to the variant's total points (cinch 14, sancho 23, dom 17, pitch 4)",
-    "all_pass": ("dealer_forced", "redeal"),
-    "variant": ("cinch", "sancho", "dom", "pitch"),
-    "six_card": (False, True),
-    "refill": ("maker_sorted", "top", "dealer_robs"),
-    "scoring": ("difference", "simple"),
-    "low": ("captured", "held"),
-    "renege": ("forbid", "penalty"),
-    "reward": ("points", "win"),
-    "episode": ("match", "deal"),
-    "max_deals": "an int from 1 to 1000000",
-}
+MIN_BID_WORDS = "an int from 1 to the variant's total points (cinch 14, sancho 23, dom 17, pitch 4)"
 
 
 @dataclass(frozen=True)
 class PedroConfig:
     """Rules (docs/rules.md section 9) and episode options of one Pedro environment."""
 
-    num_players: int = 4
+    num_players: int = key(4, choices=(2, 3, 4))
     """Players at the table: 4 = two fixed partnerships (seats 0+2 vs 1+3); 2 or 3 = every player alone."""
-    target_score: int = 62
+    target_score: int = key(62, low=1, high=MAX_TARGET_SCORE)
     """A team that reaches this score wins the match (section 8)."""
-    min_bid: int = 1
+    min_bid: int = key(1, low=1, words=MIN_BID_WORDS)
     """Lowest bid allowed (house rules 6 or 7)."""
-    all_pass: str = "dealer_forced"
+    all_pass: str = key("dealer_forced", choices=("dealer_forced", "redeal"))
     """When the first n-1 players pass: ``dealer_forced`` (the dealer must bid) or ``redeal`` (thrown in)."""
-    variant: str = "cinch"
+    variant: str = key("cinch", choices=("cinch", "sancho", "dom", "pitch"))
     """Point cards: ``cinch`` 14, ``sancho`` 23 (+9 of trumps), ``dom`` 17 (+3 of trumps), ``pitch`` 4 (no Pedros)."""
     six_card: bool = False
     """Deal 6 cards and skip discard and draw."""
-    refill: str = "maker_sorted"
+    refill: str = key("maker_sorted", choices=("maker_sorted", "top", "dealer_robs"))
     """How the stock refills hands: ``maker_sorted`` (the maker takes the trumps first, face up), ``top`` (everyone
     from the top) or ``dealer_robs`` (the dealer robs the rest of the pack)."""
-    scoring: str = "difference"
+    scoring: str = key("difference", choices=("difference", "simple"))
     """Made: ``difference`` (the side with more points scores the difference) or ``simple`` (each side scores its
     points). Set: the maker's side loses the bid either way."""
-    low: str = "captured"
+    low: str = key("captured", choices=("captured", "held"))
     """Low scores for the side that ``captured`` the 2 of trumps, or the side that ``held`` it when play began."""
-    renege: str = "forbid"
+    renege: str = key("forbid", choices=("forbid", "penalty"))
     """``forbid`` (an illegal card raises) or ``penalty`` (accepted: the deal ends and the offenders are punished)."""
-    reward: str = "points"
+    reward: str = key("points", choices=("points", "win"))
     """``points``: at every deal's end, team score change minus the opponents', over the total points; ``win``:
     +1/-1 at the match's end."""
-    episode: str = "match"
+    episode: str = key("match", choices=("match", "deal"))
     """``match``: an episode is a whole match; ``deal``: every episode is one deal of a fresh match."""
-    max_deals: int = 200
+    max_deals: int = key(200, low=1, high=MAX_DEALS)
     """Deals (thrown-in ones included) after which a match is truncated."""
 
     # ---- derived quantities ----
@@ -139,48 +109,41 @@ class PedroConfig:
         return np.arange(self.num_players, dtype=np.int8) % self.num_teams
 
 
-def _check_int(key: str, value: Any, low: int, high: int | None = None) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < low
-        or (high is not None and value > high)
-    ):
-        raise ConfigError(
-            f"config key {key!r} = {short_repr(value)} is not allowed: allowed values are {ALLOWED_VALUES[key]}"
-        )
+def rule_keys() -> dict[str, Key]:
+    """Rule key -> its :class:`~pedro_env.keys.Key`: type, range and choices, as declared on :class:`PedroConfig`."""
+    return declared_keys(PedroConfig)
+
+
+def _allowed_values() -> dict[str, tuple[Any, ...] | str]:
+    allowed: dict[str, tuple[Any, ...] | str] = {}
+    for name, rule_key in rule_keys().items():
+        choices = (False, True) if rule_key.kind is bool else rule_key.allowed.choices
+        allowed[name] = choices if choices else rule_key.describe()
+    return allowed
+
+
+ALLOWED_VALUES: dict[str, tuple[Any, ...] | str] = _allowed_values()
+"""Rule key -> its allowed values (a tuple) or its range in words (a str), from the declarations on PedroConfig."""
 
 
 def make_config(config: PedroConfig | None = None, **overrides: Any) -> PedroConfig:
     """Validate ``overrides`` on top of ``config`` (default rules) and return a frozen config.
 
-    Raises ConfigError for an unknown key (listing the known ones) or a value outside the allowed set.
+    Values are Python values of each key's type (text is read by :func:`parse_override`). Raises ConfigError for
+    an unknown key (listing the known ones) or a value outside the allowed set.
     """
     if config is not None and not isinstance(config, PedroConfig):
         raise ConfigError(f"config must be a PedroConfig (or None), got {type(config).__name__} {short_repr(config)}")
-    known = [f.name for f in fields(PedroConfig)]
-    for key in overrides:
-        if key not in known:
-            raise ConfigError(f"unknown config key {short_repr(key)}: known keys are {', '.join(known)}")
-    values = {f.name: getattr(config or PedroConfig(), f.name) for f in fields(PedroConfig)}
+    declared = rule_keys()
+    for name in overrides:
+        if name not in declared:
+            raise ConfigError(f"unknown config key {short_repr(name)}: known keys are {', '.join(declared)}")
+    values = {item.name: getattr(config or PedroConfig(), item.name) for item in fields(PedroConfig)}
     values.update(overrides)
-    for key, allowed in ALLOWED_VALUES.items():
-        value = values[key]
-        if isinstance(allowed, tuple):
-            # bools are ints in Python: keep True from passing for num_players=1 and 1 for six_card=True
-            # and keep arrays (whose == is elementwise) out of the membership test
-            scalar = isinstance(value, (str, int, np.integer))
-            type_ok = scalar and isinstance(value, bool) == isinstance(allowed[0], bool)
-            if not type_ok or value not in allowed:
-                raise ConfigError(
-                    f"config key {key!r} = {short_repr(value)} is not allowed: "
-                    f"allowed values are {', '.join(map(repr, allowed))}"
-                )
-    _check_int("target_score", values["target_score"], 1, MAX_TARGET_SCORE)
-    _check_int("max_deals", values["max_deals"], 1, MAX_DEALS)
-    _check_int("min_bid", values["min_bid"], 1, VARIANT_TOTAL_POINTS[values["variant"]])
-    for key in ("num_players", "target_score", "min_bid", "max_deals"):
-        values[key] = int(values[key])
+    for name, rule_key in declared.items():
+        values[name] = rule_key.checked(values[name], f"config key {name!r}", ConfigError)
+    if values["min_bid"] > VARIANT_TOTAL_POINTS[values["variant"]]:
+        raise ConfigError(f"config key 'min_bid' = {values['min_bid']} is not allowed: it takes {MIN_BID_WORDS}")
     if values["num_players"] == 3 and values["scoring"] != "simple":
         raise ConfigError(
             "config key 'scoring' = 'difference' is not allowed with num_players=3: "
@@ -207,28 +170,29 @@ def check_assignment_length(text: str) -> None:
 
 
 def parse_override(text: str) -> tuple[str, Any]:
-    """``'key=value'`` (command-line form) -> ``(key, value)`` typed like that config field.
+    """``'key=value'`` (command-line form) -> ``(key, value)``, the value read by the key's type and checked
+    (:mod:`pedro_env.keys`: ``six_card=yes`` is True in every command).
 
     Raises ConfigError for a text longer than :data:`MAX_ASSIGNMENT_CHARS`, a missing ``=``, an unknown key
-    (listing the known ones) or a value that is not of the field's type; :func:`make_config` still checks the
-    allowed values.
+    (listing the known ones) or a value the key does not allow; :func:`make_config` checks the keys together.
     """
     check_assignment_length(text)
-    key, sep, value = text.partition("=")
-    key, value = key.strip(), value.strip()
-    types = {field.name: type(field.default) for field in fields(PedroConfig)}
-    if not sep or key not in types:
-        raise ConfigError(f"expected KEY=VALUE with KEY one of {', '.join(types)}, got {short_repr(text)}")
-    if types[key] is bool:
-        if value.lower() not in ("true", "false", "1", "0"):
-            raise ConfigError(f"config key {key!r} takes true or false, got {short_repr(value)}")
-        return key, value.lower() in ("true", "1")
-    if types[key] is int:
-        try:
-            return key, int(value)
-        except ValueError:
-            raise ConfigError(f"config key {key!r} takes an int, got {short_repr(value)}") from None
-    return key, value
+    declared = rule_keys()
+    assignment = split_assignment(text)
+    if assignment is None or assignment[0] not in declared:
+        raise ConfigError(f"expected KEY=VALUE with KEY one of {', '.join(declared)}, got {short_repr(text)}")
+    name, value = assignment
+    return name, declared[name].value(value, f"config key {name!r}", ConfigError)
+
+
+def read_rules(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Rule keys of a config file or a ``--set`` (text, or values of each key's type) -> values of each key's type,
+    checked one by one (ConfigError naming the key); an unknown key is left for :func:`make_config` to name."""
+    declared = rule_keys()
+    return {
+        name: declared[name].value(value, f"config key {name!r}", ConfigError) if name in declared else value
+        for name, value in values.items()
+    }
 
 
 def field_docs(config_class: type) -> dict[str, str]:

@@ -103,7 +103,7 @@ BENCH_MISTAKES = {
     "zero seconds": (["--seconds", "0"], "--seconds: must be a number of seconds > 0, got '0'"),
     "nan seconds": (["--seconds", "nan"], "--seconds: must be a number of seconds > 0, got 'nan'"),
     "negative threads": (["--threads", "-1"], "--threads: must be an int >= 0, got '-1'"),
-    "config value": (["--set", "variant=bridge"], "allowed values are 'cinch', "),
+    "config value": (["--set", "variant=bridge"], "allowed values are cinch, "),
     "config without =": (["--set", "six_card"], "expected KEY=VALUE with KEY one of num_players, "),
     "unknown option": (["--batches", "4"], "unrecognized arguments: --batches 4"),
 }
@@ -132,7 +132,7 @@ DEMO_MISTAKES = {
     "huge seed": (["--seed", str(2**64)], f"--seed: must be an int from 0 to 2**64 - 1, got {2**64}"),
     "config value": (["--set", "num_players=5"], "'num_players' = 5 is not allowed: allowed values are 2, 3, 4"),
     "config pair": (["--set", "reward=win", "episode=deal"], "reward"),
-    "config type": (["--set", "target_score=many"], "config key 'target_score' takes an int, got 'many'"),
+    "config type": (["--set", "target_score=many"], "config key 'target_score' = 'many' is not allowed: it takes an int from 1 to 10000"),
 }
 
 

@@ -45,8 +45,8 @@ THREE = ["--set", "num_players=3", "scoring=simple"]  # the rules of three playe
 CASES: list[tuple[str, list[str], str]] = [
     ("train", ["{tmp}/nothing.yaml"], "config file not found"),
     ("train", ["{tmp}"], "is a directory"),
-    ("train", ["{tmp}/int_key.yaml"], "key 1 is not a name"),
-    ("train", ["{tmp}/env_list.yaml"], "config key 'env' = [1, 2] is not allowed"),
+    ("train", ["{tmp}/int_key.yaml"], "unknown config key '1'"),  # a YAML scalar is text, a key too
+    ("train", ["{tmp}/env_list.yaml"], "config key 'env' = ['1', '2'] is not allowed"),
     ("train", ["{tmp}/broken.yaml"], "is not valid YAML"),
     ("train", ["{tmp}/latin1.yaml"], "is not UTF-8"),
     ("train", [SMOKE, "--set", "lr"], "expected KEY=VALUE"),

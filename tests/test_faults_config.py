@@ -127,7 +127,10 @@ def test_nesting_past_the_limit_is_refused(tmp_path: Path) -> None:
 
 def test_an_int_past_pythons_digit_limit_is_one_line(tmp_path: Path) -> None:
     config = tmp_path / "digits.yaml"
-    config.write_text("seed: " + "7" * 5000 + "\n")
+    config.write_text("seed: " + "7" * 5000 + "\n")  # text, read by the key's type (pedro_env.keys)
+    with pytest.raises(TrainConfigError, match=r"^config key 'seed' = '7777.*\.\.\. is not allowed: it takes an int"):
+        load_train_config(config)
+    config.write_text("seed: !!int " + "7" * 5000 + "\n")  # typed by YAML itself
     with pytest.raises(TrainConfigError, match="a value YAML cannot read: Exceeds the limit") as caught:
         load_train_config(config)
     assert "\n" not in str(caught.value) and "sys.set_int_max_str_digits" not in str(caught.value)

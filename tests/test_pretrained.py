@@ -103,7 +103,7 @@ def test_pretrained_beats_random() -> None:
 @pytest.mark.parametrize(
     "spec,words",
     [
-        ("pretrained,greedy=maybe", ["greedy takes true or false", "'maybe'"]),
+        ("pretrained,greedy=maybe", ["option 'greedy' = 'maybe' is not allowed: it takes true or false"]),
         ("pretrained,temp=2", ["unknown option 'temp'", "greedy=true|false"]),
         ("ckpt:runs/nowhere,temp=2", ["unknown option 'temp'"]),
     ],

@@ -294,10 +294,10 @@ def test_heuristic_beats_random_in_duplicate() -> None:
 @pytest.mark.parametrize(
     "spec,words",
     [
-        ("rule:heuristic,deny=yes", ["deny takes true or false", "'yes'"]),
-        ("rule:heuristic,caution=abc", ["caution takes a number", "'abc'"]),
-        ("rule:heuristic,contest_points=1.5", ["contest_points takes a whole number"]),
-        ("rule:heuristic,bid_margin=high", ["bid_margin takes a number or none"]),
+        ("rule:heuristic,deny=maybe", ["option 'deny' = 'maybe' is not allowed: it takes true or false"]),
+        ("rule:heuristic,caution=abc", ["option 'caution' = 'abc' is not allowed: it takes a number"]),
+        ("rule:heuristic,contest_points=1.5", ["option 'contest_points' = '1.5' is not allowed: it takes an int"]),
+        ("rule:heuristic,bid_margin=high", ["option 'bid_margin' = 'high' is not allowed: it takes a number or none"]),
         ("rule:cautious,colour=red", ["unknown option 'colour'", "caution", "deny"]),
     ],
 )

@@ -203,8 +203,8 @@ def test_a_config_file_builds_on_its_base(tmp_path: Path) -> None:
     (tmp_path / "orphan.yaml").write_text("base: missing.yaml\n")
     with pytest.raises(TrainConfigError, match="config file not found: .*missing.yaml"):
         load_train_config(tmp_path / "orphan.yaml")
-    (tmp_path / "empty.yaml").write_text("base: 3\n")
-    with pytest.raises(TrainConfigError, match=r"'base' = 3 is not allowed: it takes the path of another config file"):
+    (tmp_path / "empty.yaml").write_text("base: [3]\n")  # a scalar is text: base: 3 names the file 3
+    with pytest.raises(TrainConfigError, match=r"'base' = \['3'\] is not allowed: it takes the path of another"):
         load_train_config(tmp_path / "empty.yaml")
     (tmp_path / "a.yaml").write_text("base: b.yaml\n")
     (tmp_path / "b.yaml").write_text("base: a.yaml\n")

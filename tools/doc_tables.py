@@ -7,8 +7,9 @@ Each table sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` marker
 (:data:`PAGES`): the env config keys (:class:`pedro_env.config.PedroConfig`), the actions
 (:data:`pedro_env.actions.ACTION_GROUPS`), the observation pieces and sizes
 (:data:`pedro_env.observation_layout.PIECES`), the rule agents' options (:class:`agents.rule_based.Personality`)
-and the training keys (:class:`train.config.TrainConfig`). The meanings are the docstrings under each field;
-the test suite runs the check.
+and the training keys (:class:`train.config.TrainConfig`). The values a key takes come from its type and the range
+or choices declared beside it (:mod:`pedro_env.keys`), the meanings from the docstrings under each field; the test
+suite runs the check.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from agents.rule_based import CAUTIOUS, HEURISTIC, Personality
 from pedro_env.actions import ACTION_GROUPS, action_to_str
 from pedro_env.cli import OneLineErrorParser
 from pedro_env.config import ALLOWED_VALUES, PedroConfig, field_docs
+from pedro_env.keys import declared_keys
 from pedro_env.observation_layout import PIECES, RULE_SWITCHES, ObservationPiece, piece_slices
 from train.config import config_reference
 
@@ -94,13 +96,12 @@ def _option_value(value: object) -> str:
 
 def rule_options_table() -> str:
     docs = field_docs(Personality)
-    kinds = {"bool": "true or false", "int": "a whole number", "float": "a number", "float | None": "a number or none"}
     rows = ["| option | values | `rule:heuristic` | `rule:cautious` | meaning |", "|---|---|---|---|---|"]
-    for item in fields(Personality):
-        heuristic, cautious = getattr(HEURISTIC, item.name), getattr(CAUTIOUS, item.name)
+    for name, option in declared_keys(Personality).items():
+        heuristic, cautious = getattr(HEURISTIC, name), getattr(CAUTIOUS, name)
         rows.append(
-            f"| `{item.name}` | {kinds[str(item.type)]} | {_option_value(heuristic)} | {_option_value(cautious)} | "
-            f"{_markdown(docs[item.name])} |"
+            f"| `{name}` | {option.describe()} | {_option_value(heuristic)} | {_option_value(cautious)} | "
+            f"{_markdown(docs[name])} |"
         )
     return "\n".join(rows)
 

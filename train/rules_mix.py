@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override, short_repr
+from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override, read_rules, short_repr
+from pedro_env.keys import read_text
 
 ENTRY_KEYS = ("set", "weight", "name", "teacher")
 MAX_RULE_SETS = 64
@@ -78,6 +79,7 @@ def read_rules_mix(value: Any, env: Mapping[str, Any]) -> tuple[Mapping[str, Any
         where = f"rules_mix[{index}]"
         changes, weight, name, teacher = _entry_parts(item, where)
         try:
+            changes = read_rules(changes)  # text read by each rule key's type, as in every command
             make_config(**{**env, **changes})
         except ConfigError as error:
             raise RulesMixError(f"config key {where!r} ({default_name(changes)}): {error}") from None
@@ -113,6 +115,8 @@ def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | No
             "e.g. {six_card: true}"
         )
     weight = item.get("weight", 1.0)
+    if isinstance(weight, str):
+        weight = _weight_of_text(weight, where)
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
         raise RulesMixError(f"config key '{where}.weight' = {short_repr(weight)} is not allowed: it takes a number > 0")
     name = item.get("name")
@@ -151,12 +155,7 @@ def _entry_from_text(text: str, where: str) -> dict[str, Any]:
         if key in ("name", "teacher"):
             entry[key] = value.strip()
         elif key == "weight":
-            try:
-                entry["weight"] = float(value)
-            except ValueError:
-                raise RulesMixError(
-                    f"config key '{where}.weight' = {short_repr(value.strip())} is not allowed: it takes a number > 0"
-                ) from None
+            entry["weight"] = _weight_of_text(value, where)
         else:
             try:
                 rule, rule_value = parse_override(piece)
@@ -164,6 +163,16 @@ def _entry_from_text(text: str, where: str) -> dict[str, Any]:
                 raise RulesMixError(f"config key {where!r}: {error}") from None
             changes[rule] = rule_value
     return entry
+
+
+def _weight_of_text(text: str, where: str) -> float:
+    """An entry's weight written as text, read as every number is (:func:`pedro_env.keys.read_text`)."""
+    try:
+        return read_text(text, float)
+    except ValueError:
+        raise RulesMixError(
+            f"config key '{where}.weight' = {short_repr(text.strip())} is not allowed: it takes a number > 0"
+        ) from None
 
 
 def rule_sets(entries: Sequence[Mapping[str, Any]], env: Mapping[str, Any], base: PedroConfig) -> tuple[RuleSet, ...]:
