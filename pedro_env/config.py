@@ -16,8 +16,6 @@ import numpy as np
 from pedro_env.cards import VARIANT_TOTAL_POINTS
 from pedro_env.keys import Key, declared_keys, key, short_repr, split_assignment
 
-__all__ = ["ConfigError", "PedroConfig", "SeedError", "make_config", "parse_override", "short_repr"]
-
 
 class ConfigError(ValueError):
     """A config key or value outside what docs/rules.md section 9 (or the env options) allows."""
