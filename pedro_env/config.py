@@ -1,8 +1,11 @@
-"""The one place where a Pedro config is validated.
+"""The one place where a Pedro config is declared and validated.
 
 Rule keys are those of docs/rules.md section 9; ``reward``, ``episode`` and ``max_deals`` shape the
-episode an environment presents. :func:`make_config` is the only constructor users need: a bad key
-or value raises :class:`ConfigError` naming the key and the allowed values.
+episode an environment presents. Each field of :class:`PedroConfig` declares its range or choices beside it
+(:func:`pedro_env.keys.key`). :func:`make_config` is the only constructor users need: a bad key or value raises
+:class:`ConfigError` naming the key and the allowed values. Text (``--set KEY=VALUE`` of every command, the rule
+keys of a training config) is read by :func:`parse_override` and :func:`read_rules`, with the one reader of
+:mod:`pedro_env.keys`.
 """
 
 from __future__ import annotations
