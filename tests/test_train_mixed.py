@@ -91,7 +91,7 @@ def test_entries_are_read_from_mappings_and_texts_and_named_by_their_rules(tmp_p
             "allowed: allowed values are cinch, sancho, dom, pitch",
         ),  # fmt: skip
         ([{"set": {"num_players": 3}}], "'rules_mix[0]' (num_players=3): config key 'scoring' = 'difference' is not"),
-        (["six_card=maybe"], "config key 'rules_mix[0]': config key 'six_card' = 'maybe' is not allowed: it takes true"),
+        (["six_card=maybe"], "config key 'rules_mix[0]': config key 'six_card' = 'maybe' is not allowed: it takes"),
         ([{"set": ["six_card"]}], "config key 'rules_mix[0].set' = ['six_card'] is not allowed: it takes a mapping"),
         ([{}, {"weight": 0}], "config key 'rules_mix[1].weight' = 0 is not allowed: it takes a number > 0"),
         ([{"name": "a/b"}], "config key 'rules_mix[0].name' = 'a/b' is not allowed: it takes 1 to 80 letters"),
