@@ -171,7 +171,8 @@ class Key:
         """``given`` (text, or a value of the key's type) as the key's value, checked; ``error`` with the message
         ``<label> = <value> is not allowed: <allowed values>`` otherwise (``label``: ``config key 'lr'``; the value
         as read when text was read but is out of range: ``= 5``, else as given: ``= 'many'``)."""
-        if isinstance(given, str) and not _takes_text(self.kind):
+        text = isinstance(given, str)
+        if text and not _takes_text(self.kind):
             try:
                 given = self.read(given)
             except (ValueError, TypeError, OverflowError):
@@ -179,7 +180,7 @@ class Key:
         try:
             return self.check(given)
         except (ValueError, TypeError, OverflowError):
-            raise error(self.refusal(given, label)) from None
+            raise error(self.refusal(given, label, text)) from None
 
     def checked(self, given: Any, label: str, error: type[Exception] = KeyValueError) -> Any:
         """``given``, a value of the key's type (never text for a key of another type), checked like :meth:`value`."""
