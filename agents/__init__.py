@@ -17,7 +17,8 @@ Specs:
 =====================  ==========================================================================
 
 ``ckpt:`` and ``pretrained`` take ``,greedy=false`` to sample from the policy instead of playing
-its most probable action.
+its most probable action. An option's text is read by its type as every ``KEY=VALUE`` is (:mod:`pedro_env.keys`):
+a rule agent's by the fields of its Personality, a search's by its constructor's annotations.
 """
 
 from __future__ import annotations
