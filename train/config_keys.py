@@ -84,7 +84,7 @@ class TrainConfig:
     """Widths of the hidden layers of the actor (and of the critic)."""
     init_from: str = ""
     """The network's starting weights: a checkpoint (``runs/NAME/latest.pt``, a run directory, an exported policy) or
-    ``pretrained``; empty: random. Its network and observation layout must be this config's (a resume reads its own)."""
+    ``pretrained``; empty: random. Its network must be this config's, its rules any (a resume reads its own)."""
     shared_trunk: bool = True
     """Actor and critic share the hidden layers (two heads; half the compute). A centralized critic has its own."""
     centralized_critic: bool = False
