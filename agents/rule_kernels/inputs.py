@@ -57,12 +57,14 @@ W_WIN_CHANCE = W_SAVE_CHANCE + 1
 W_SIZE = W_WIN_CHANCE + 1
 
 # a play decision's float working space: per strength level the log chance that it is not beaten, the running
-# sum of those, each card's log chance that no opponent to play holds it, each relative seat's hidden cards
+# sum of those, each card's log chance that no opponent to play holds it, each relative seat's hidden cards,
+# each card's win chance in this trick
 PER_LEVEL = 0
 RUNNING = PER_LEVEL + STRENGTH_LEVELS
 LOG_MISS = RUNNING + STRENGTH_LEVELS
 HIDDEN = LOG_MISS + 52
-FLOAT_SCRATCH = HIDDEN + 4
+WIN_CHANCES = HIDDEN + 4
+FLOAT_SCRATCH = WIN_CHANCES + 52
 
 
 def pack_rule_inputs(
