@@ -9,9 +9,12 @@ One concern a module, imports pointing down the list:
   public view alone (:class:`HiddenCards`, :func:`hidden_cards`);
 - :mod:`~agents.search.sampler`: deals of the unseen cards drawn uniformly among the consistent ones
   (:class:`HandSampler`);
-- :mod:`~agents.search.solver`: alpha-beta over the remaining tricks of one known deal, and the
-  objectives it maximises (:class:`TrickSearch`, :class:`DealScoring`), compiled over the engine's
-  kernels (:mod:`pedro_env.kernels`: legal plays, the trick winner, deal scoring);
+- :mod:`~agents.search.values`, :mod:`~agents.search.move_order`, :mod:`~agents.search.transposition`:
+  what the trick search counts (:class:`DealScoring`, the point cards still held), the cards a node tries
+  in order, its transposition table;
+- :mod:`~agents.search.solver`: alpha-beta over the remaining tricks of one known deal
+  (:class:`TrickSearch`), compiled over the engine's kernels (:mod:`pedro_env.kernels`: legal plays, the
+  trick winner, deal scoring);
 - :mod:`~agents.search.agent`: the agent that puts them together (:class:`PimcAgent`);
 - :mod:`~agents.search.worlds`: engine states consistent with a view before play (:func:`sample_worlds`),
   weighted by the auction (:func:`auction_weights`);
@@ -29,8 +32,9 @@ from agents.search.agent import PimcAgent, SearchStats, current_trick
 from agents.search.knowledge import HiddenCards, hidden_cards
 from agents.search.lookahead import LookaheadAgent, LookaheadStats, turn_digest
 from agents.search.sampler import HandSampler, SamplingError
-from agents.search.solver import POINT_BITS, DealScoring, TrickSearch
+from agents.search.solver import TrickSearch
 from agents.search.tables import NO_LEAD, card_list, search_tables
+from agents.search.values import POINT_BITS, DealScoring
 
 __all__ = [
     "NO_LEAD",

@@ -29,8 +29,9 @@ from agents import make_agent  # agents/__init__ imports this package only on de
 from agents.base import Agent
 from agents.search.knowledge import hidden_cards
 from agents.search.sampler import relaxed_sampler
-from agents.search.solver import DealScoring, TrickSearch
+from agents.search.solver import TrickSearch
 from agents.search.tables import card_list
+from agents.search.values import DealScoring
 from pedro_env.actions import PLAY_OFFSET
 from pedro_env.cards import RuleTables
 from pedro_env.config import PedroConfig

@@ -15,14 +15,28 @@ offsets below:
 - ``L_ABOVE + card``: the cards of its effective suit stronger than it, the left Pedro left out, and
   ``L_LEFT_PEDRO_ABOVE + card``: whether the left Pedro is stronger too (1 / 0).
 
-Card sets are stored as their uint64 bit patterns.
+Card sets are stored as their uint64 bit patterns. The search's constant inputs besides, one int64 array
+(``TrickSearch.params``), are laid out by the ``S_*`` offsets.
+
+The compiled search is this file, :mod:`~agents.search.values`, :mod:`~agents.search.move_order`,
+:mod:`~agents.search.transposition` and :mod:`~agents.search.solver`; each of their kernels is cached with a
+digest of all five (SOLVER_SOURCES).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from pedro_env.cards import RuleTables
+from pedro_env.kernels.cache import register_kernel_sources
+
+SOLVER_SOURCES = tuple(
+    Path(__file__).with_name(name)
+    for name in ("tables.py", "values.py", "move_order.py", "transposition.py", "solver.py")
+)
+register_kernel_sources(*SOLVER_SOURCES)  # before the first kernel of any of them
 
 NO_LEAD = 52  # the led-card index of the engine's trick tables when nobody has led
 
@@ -36,6 +50,13 @@ L_LEFT_PEDRO_BIT = L_TRUMP_SUIT_BITS + 1
 L_LEFT_PEDRO_STRENGTH = L_LEFT_PEDRO_BIT + 1
 L_POINT_CARDS = L_LEFT_PEDRO_STRENGTH + 1
 L_SIZE = L_POINT_CARDS + 1
+
+# the search's constant inputs (TrickSearch.params): players, teams, trump suit, objective score (1) or points (0),
+# the maker's team, the bid, simple scoring (1), then per relative seat its team and its sign (+1 my side, -1 the
+# others)
+S_PLAYERS, S_TEAMS, S_TRUMP, S_BY_SCORE, S_MAKER_TEAM, S_BID, S_SIMPLE, S_TEAM_OF_SEAT = range(8)  # 4 entries
+S_SIGN = S_TEAM_OF_SEAT + 4  # 4 entries
+S_SIZE = S_SIGN + 4
 
 
 def card_list(card_set: int) -> list[int]:
