@@ -140,58 +140,31 @@ def encode_games(buf, eo, b, params, tab, pieces, to_go_cap, rules, viewer, out)
 
 @njit(cache=True, _nrt=False, inline="always")
 def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, rules, g, v, out):
-    """Row ``g`` of :func:`encode_games`: game ``g`` seen from seat ``v``. Seats and teams past the config's are
-    left 0 (the layout has 4 seat blocks and 3 team blocks)."""
-    n, teams, stock_size = params[P_PLAYERS], params[P_TEAMS], params[P_STOCK]
-    target = params[P_TARGET]
-    size = OBSERVATION_SIZE
-    full = out.shape[1] > size
-    # offsets as locals: read once, not again after every store into ``out`` (which might alias them)
-    p_target = pieces[O_TARGET]
-    p_hand = pieces[O_HAND]
-    p_bids = pieces[O_BIDS]
-    p_done = pieces[O_DONE]
-    p_drawn = pieces[O_DRAWN]
-    p_hand_sizes = pieces[O_HAND_SIZES]
-    p_voids = pieces[O_VOIDS]
-    p_won = pieces[O_WON]
-    p_points = pieces[O_POINTS]
-    p_to_go = pieces[O_TO_GO]
-    p_phase = pieces[O_PHASE]
-    p_trump = pieces[O_TRUMP]
-    p_dealer = pieces[O_DEALER]
-    p_maker = pieces[O_MAKER]
-    p_trick_leader = pieces[O_TRICK_LEADER]
-    p_stock_left = pieces[O_STOCK_LEFT]
-    p_robbing = pieces[O_ROBBING]
-    p_tricks_done = pieces[O_TRICKS_DONE]
-    p_rules = pieces[O_RULES]
-    e_hands = eo[F_HANDS]
-    e_open_draws = eo[F_OPEN_DRAWS]
-    e_set_aside = eo[F_SET_ASIDE]
-    e_discards = eo[F_DISCARDS]
-    e_played = eo[F_PLAYED]
-    e_trick = eo[F_TRICK]
-    e_bids = eo[F_BIDS]
-    e_done = eo[F_DONE]
-    e_drawn = eo[F_DRAWN]
-    e_voids = eo[F_VOIDS]
-    e_trump = eo[F_TRUMP]
-    e_won = eo[F_WON]
-    e_scores = eo[F_SCORES]
-    e_phase = eo[F_PHASE]
-    e_dealer = eo[F_DEALER]
-    e_maker = eo[F_MAKER]
-    e_trick_leader = eo[F_TRICK_LEADER]
-    e_robbing = eo[F_ROBBING]
-    e_tricks_done = eo[F_TRICKS_DONE]
-    e_in_stock = eo[F_IN_STOCK]
-    e_stock = eo[F_STOCK]
+    """Row ``g`` of :func:`encode_games`: game ``g`` seen from seat ``v``, piece by piece. Seats and teams past the
+    config's are left 0 (the layout has 4 seat blocks and 3 team blocks). Each piece writer reads its offsets
+    into locals before its first store into ``out`` (which might alias them), so it reads them once."""
+    _store_card_pieces(i8, u64, eo, params, pieces, g, v, out)
+    # the rest of the observation (the won blocks of teams the game lacks included), before the writes below
+    rest = pieces[O_WON] + 52 * params[P_TEAMS]
+    zero_bytes(out, g, rest, OBSERVATION_SIZE - rest)
+    total_drawn = _store_seat_pieces(u8, i8, u64, eo, params, pieces, g, v, out)
+    _store_team_pieces(i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, v, out)
+    _store_game_pieces(u8, i8, u64, eo, params, pieces, rules, total_drawn, g, v, out)
+    if out.shape[1] > OBSERVATION_SIZE:
+        _store_hidden_cards(u8, i8, u64, eo, params, g, v, out)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _store_card_pieces(i8, u64, eo, params, pieces, g, v, out):
+    """The card pieces, in layout order: hand, open draws, discards (4 seats), set aside, played (4), the trick,
+    won (the game's teams)."""
+    n, teams = params[P_PLAYERS], params[P_TEAMS]
+    p_hand, p_won = pieces[O_HAND], pieces[O_WON]
+    e_discards, e_played, e_trick, e_won = eo[F_DISCARDS], eo[F_PLAYED], eo[F_TRICK], eo[F_WON]
     my_team = params[P_TEAM_OF_SEAT + v]
-    # the card pieces, in layout order: hand, open draws, discards (4), set aside, played (4), trick, won (3)
-    store_card_bytes(out, g, p_hand, u64[e_hands + g * n + v])
-    store_card_bytes(out, g, p_hand + 52, u64[e_open_draws + g])
-    store_card_bytes(out, g, p_hand + 52 * (2 + MAX_PLAYERS), u64[e_set_aside + g])
+    store_card_bytes(out, g, p_hand, u64[eo[F_HANDS] + g * n + v])
+    store_card_bytes(out, g, p_hand + 52, u64[eo[F_OPEN_DRAWS] + g])
+    store_card_bytes(out, g, p_hand + 52 * (2 + MAX_PLAYERS), u64[eo[F_SET_ASIDE] + g])
     trick_set = ZERO
     for r in range(n):
         i = g * n + seat_after(v, r, n)
@@ -205,8 +178,16 @@ def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, rules, g, 
     store_card_bytes(out, g, p_hand + 52 * (3 + 2 * MAX_PLAYERS), trick_set)
     for t in range(teams):
         store_card_bytes(out, g, p_won + 52 * t, u64[e_won + g * teams + seat_after(my_team, t, teams)])
-    # the rest of the observation (the won blocks of teams the game lacks included), before the writes below
-    zero_bytes(out, g, p_won + 52 * teams, size - (p_won + 52 * teams))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _store_seat_pieces(u8, i8, u64, eo, params, pieces, g, v, out):
+    """Per relative seat: its bid, done, cards drawn, hand size and voids (into a zeroed row); returns the cards
+    drawn in all."""
+    n = params[P_PLAYERS]
+    p_bids, p_done, p_drawn = pieces[O_BIDS], pieces[O_DONE], pieces[O_DRAWN]
+    p_hand_sizes, p_voids = pieces[O_HAND_SIZES], pieces[O_VOIDS]
+    e_bids, e_done, e_drawn, e_hands, e_voids = eo[F_BIDS], eo[F_DONE], eo[F_DRAWN], eo[F_HANDS], eo[F_VOIDS]
     total_drawn = 0
     for r in range(n):
         i = g * n + seat_after(v, r, n)
@@ -216,38 +197,66 @@ def encode_game(u8, i8, i32, u64, eo, params, tab, pieces, to_go_cap, rules, g, 
         out[g, p_hand_sizes + r] = popcount(u64[e_hands + i])
         store_suit_bytes(out, g, p_voids + 4 * r, np.uint64(u8[e_voids + i]))
         total_drawn += i8[e_drawn + i]
-    trump = i8[e_trump + g]
-    point_trump = trump & 3  # nothing is won before trumps are named
+    return total_drawn
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _store_team_pieces(i8, i32, u64, eo, params, tab, pieces, to_go_cap, g, v, out):
+    """Per relative team: the points of the tricks it won and the points it still needs (capped at ``to_go_cap``)."""
+    teams, target = params[P_TEAMS], params[P_TARGET]
+    p_points, p_to_go = pieces[O_POINTS], pieces[O_TO_GO]
+    e_won, e_scores = eo[F_WON], eo[F_SCORES]
+    my_team = params[P_TEAM_OF_SEAT + v]
+    point_trump = i8[eo[F_TRUMP] + g] & 3  # nothing is won before trumps are named
     for t in range(teams):
         team = seat_after(my_team, t, teams)
         out[g, p_points + t] = team_points(u64[e_won + g * teams + team], point_trump, tab)
         to_go = target - i32[e_scores + g * teams + team]
         out[g, p_to_go + t] = min(max(to_go, 0), to_go_cap)
-    if i8[e_phase + g] < OVER:
-        out[g, p_phase + i8[e_phase + g]] = 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _store_game_pieces(u8, i8, u64, eo, params, pieces, rules, total_drawn, g, v, out):
+    """The one-hot and count pieces of the game (into a zeroed row): phase, trumps, dealer, maker and trick leader
+    (relative seats), cards left in the stock, robbing, tricks done, the target and the rules."""
+    n, stock_size, target = params[P_PLAYERS], params[P_STOCK], params[P_TARGET]
+    p_phase, p_trump, p_dealer, p_maker = pieces[O_PHASE], pieces[O_TRUMP], pieces[O_DEALER], pieces[O_MAKER]
+    p_trick_leader, p_stock_left, p_robbing = pieces[O_TRICK_LEADER], pieces[O_STOCK_LEFT], pieces[O_ROBBING]
+    p_tricks_done, p_target, p_rules = pieces[O_TRICKS_DONE], pieces[O_TARGET], pieces[O_RULES]
+    phase, trump = i8[eo[F_PHASE] + g], i8[eo[F_TRUMP] + g]
+    maker, trick_leader = i8[eo[F_MAKER] + g], i8[eo[F_TRICK_LEADER] + g]
+    if phase < OVER:
+        out[g, p_phase + phase] = 1
     if trump >= 0:
         out[g, p_trump + trump] = 1
-    out[g, p_dealer + seat_from(i8[e_dealer + g], v, n)] = 1
-    if i8[e_maker + g] >= 0:
-        out[g, p_maker + seat_from(i8[e_maker + g], v, n)] = 1
-    if i8[e_trick_leader + g] >= 0:
-        out[g, p_trick_leader + seat_from(i8[e_trick_leader + g], v, n)] = 1
-    out[g, p_stock_left] = stock_size - total_drawn - popcount(u64[e_set_aside + g])
-    out[g, p_robbing] = u8[e_robbing + g]
-    out[g, p_tricks_done] = i8[e_tricks_done + g]
+    out[g, p_dealer + seat_from(i8[eo[F_DEALER] + g], v, n)] = 1
+    if maker >= 0:
+        out[g, p_maker + seat_from(maker, v, n)] = 1
+    if trick_leader >= 0:
+        out[g, p_trick_leader + seat_from(trick_leader, v, n)] = 1
+    out[g, p_stock_left] = stock_size - total_drawn - popcount(u64[eo[F_SET_ASIDE] + g])
+    out[g, p_robbing] = u8[eo[F_ROBBING] + g]
+    out[g, p_tricks_done] = i8[eo[F_TRICKS_DONE] + g]
     out[g, p_target] = min(target, 255)
     store_rule_flags(out, g, p_rules, np.uint64(rules[0]))
     out[g, p_rules + RULE_FLAGS] = rules[1]
-    if full:
-        for r in range(n):
-            store_card_bytes(out, g, size + 52 * r, u64[e_hands + g * n + seat_after(v, r, n)])
-        for r in range(n, MAX_PLAYERS):
-            store_card_bytes(out, g, size + 52 * r, ZERO)
-        unseen = ZERO
-        for i in range(stock_size):
-            if u8[e_in_stock + g * stock_size + i]:
-                unseen |= card_bit(i8[e_stock + g * stock_size + i])
-        store_card_bytes(out, g, size + 52 * MAX_PLAYERS, unseen)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _store_hidden_cards(u8, i8, u64, eo, params, g, v, out):
+    """The full state's hidden part, after the observation: every relative seat's hand, then the unseen stock."""
+    n, stock_size = params[P_PLAYERS], params[P_STOCK]
+    e_hands, e_in_stock, e_stock = eo[F_HANDS], eo[F_IN_STOCK], eo[F_STOCK]
+    size = OBSERVATION_SIZE
+    for r in range(n):
+        store_card_bytes(out, g, size + 52 * r, u64[e_hands + g * n + seat_after(v, r, n)])
+    for r in range(n, MAX_PLAYERS):
+        store_card_bytes(out, g, size + 52 * r, ZERO)
+    unseen = ZERO
+    for i in range(stock_size):
+        if u8[e_in_stock + g * stock_size + i]:
+            unseen |= card_bit(i8[e_stock + g * stock_size + i])
+    store_card_bytes(out, g, size + 52 * MAX_PLAYERS, unseen)
 
 
 @njit(cache=True)
