@@ -136,6 +136,29 @@ VARIANT_TOTAL_POINTS = {"cinch": 14, "sancho": 23, "dom": 17, "pitch": 4}
 MAX_TOTAL_POINTS = max(VARIANT_TOTAL_POINTS.values())
 
 
+def _trick_tables(
+    is_trump: np.ndarray,
+    effective_suit: np.ndarray,
+    trick_strength: np.ndarray,
+    trump_set: np.ndarray,
+    suit_set: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(follow_set, trump_allowed, beats)`` of :class:`RuleTables` from its per-trump card tables: per trump and
+    led card (52: none led, left empty / -1), the cards that follow suit, the trumps a hand may play instead,
+    and each card's strength in the trick (-1: it cannot win)."""
+    follow_set = np.zeros((4, 53), dtype=np.uint64)
+    trump_allowed = np.zeros((4, 53), dtype=np.uint64)
+    beats = np.full((4, 53, 52), -1, dtype=np.int8)
+    for trump in range(4):
+        for led in range(52):
+            led_suit = effective_suit[trump, led]
+            follow_set[trump, led] = suit_set[trump, led_suit]
+            trump_allowed[trump, led] = NO_CARDS if is_trump[trump, led] else trump_set[trump]
+            can_win = is_trump[trump] | (effective_suit[trump] == led_suit)
+            beats[trump, led] = np.where(can_win, trick_strength[trump], -1)
+    return follow_set, trump_allowed, beats
+
+
 @dataclass(frozen=True)
 class RuleTables:
     """Per-variant lookup tables, indexed ``[trump_suit, card]``; all shape (4, 52).
@@ -218,16 +241,7 @@ class RuleTables:
         point_values = np.unique(points[points > 0]).astype(np.int16)
         point_sets = cards_to_bits(points[:, None, :] == point_values[None, :, None])
         low_set = CARD_BIT[low_card]
-        follow_set = np.zeros((4, 53), dtype=np.uint64)
-        trump_allowed = np.zeros((4, 53), dtype=np.uint64)
-        beats = np.full((4, 53, 52), -1, dtype=np.int8)
-        for trump in range(4):
-            for led in range(52):
-                led_suit = effective_suit[trump, led]
-                follow_set[trump, led] = suit_set[trump, led_suit]
-                trump_allowed[trump, led] = NO_CARDS if is_trump[trump, led] else trump_set[trump]
-                can_win = is_trump[trump] | (effective_suit[trump] == led_suit)
-                beats[trump, led] = np.where(can_win, trick_strength[trump], -1)
+        follow_set, trump_allowed, beats = _trick_tables(is_trump, effective_suit, trick_strength, trump_set, suit_set)
         answers = follow_set | trump_allowed
         led_suit_bit = np.zeros((4, 53), dtype=np.uint8)
         led_suit_bit[:, :52] = np.uint8(1) << effective_suit.astype(np.uint8)

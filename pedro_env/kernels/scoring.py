@@ -126,39 +126,12 @@ def finish_deal(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, points, 
     i8[eo[F_LAST_MAKER] + g] = -1 if thrown_in else maker
     i8[eo[F_LAST_BID] + g] = 0 if thrown_in else high_bid
     i8[eo[F_LAST_TRUMP] + g] = -1 if thrown_in else trump
-    last_points = i16[eo[F_LAST_POINTS] + g * teams : eo[F_LAST_POINTS] + (g + 1) * teams]
-    last_delta = i32[eo[F_LAST_DELTA] + g * teams : eo[F_LAST_DELTA] + (g + 1) * teams]
-    last_points[:] = 0
-    last_delta[:] = 0
+    i16[eo[F_LAST_POINTS] + g * teams : eo[F_LAST_POINTS] + (g + 1) * teams] = 0
+    i32[eo[F_LAST_DELTA] + g * teams : eo[F_LAST_DELTA] + (g + 1) * teams] = 0
     i8[eo[F_LAST_MADE] + g] = -1
     won_match = False
     if not thrown_in:
-        maker_team = params[P_TEAM_OF_SEAT + maker]
-        bid = np.int64(high_bid)
-        won = u64[eo[F_WON] + g * teams : eo[F_WON] + (g + 1) * teams]
-        deal_points_into(won, trump, i8[eo[F_LOW_TEAM] + g], params[P_LOW_HELD] != 0, tab, points)
-        made = score_deal_into(points, maker_team, bid, params[P_SIMPLE] != 0, delta)
-        renege_team = i8[eo[F_LAST_RENEGE] + g]
-        if params[P_RENEGE_PENALTY] and renege_team >= 0:
-            made = renege_team != maker_team
-            for team in range(teams):
-                delta[team] = (0 if made else -bid) if team == renege_team else params[P_TOTAL]
-        scores = i32[eo[F_SCORES] + g * teams : eo[F_SCORES] + (g + 1) * teams]
-        for team in range(teams):
-            scores[team] += delta[team]
-            last_points[team] = points[team]
-            last_delta[team] = delta[team]
-        i8[eo[F_LAST_MADE] + g] = 1 if made else 0
-        i8[eo[F_WINNER] + g] = match_winner_of(scores, params[P_TARGET], maker_team, made)
-        won_match = i8[eo[F_WINNER] + g] >= 0
-        if not params[P_REWARD_WIN]:  # each seat: (its team's delta - the opponents' mean delta) / total points
-            total_delta = 0
-            for team in range(teams):
-                total_delta += delta[team]
-            for seat in range(n):
-                team = params[P_TEAM_OF_SEAT + seat]
-                others_mean = (total_delta - delta[team]) / (teams - 1)
-                f32[eo[F_REWARDS] + g * n + seat] += np.float32((delta[team] - others_mean) / params[P_TOTAL])
+        won_match = score_played_deal(i8, i16, i32, u64, f32, eo, g, params, tab, points, delta)
     if params[P_REWARD_WIN] and won_match:
         for seat in range(n):
             f32[eo[F_REWARDS] + g * n + seat] += np.float32(
@@ -177,6 +150,41 @@ def finish_deal(u8, i8, i16, i32, i64, u64, f32, eo, b, g, params, tab, points, 
     i32[eo[F_DEAL_INDEX] + g] += 1
     i8[eo[F_DEALER] + g] = seat_after(i8[eo[F_DEALER] + g], 1, n)
     return True
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def score_played_deal(i8, i16, i32, u64, f32, eo, g, params, tab, points, delta):
+    """The played deal of game ``g`` scored into its scores and last-deal fields (a renege under
+    ``renege="penalty"``: the reneging team is set, the others get the variant's total), the winner decided,
+    and with deal rewards each seat's (its team's delta - the opponents' mean delta) / total points added.
+    Returns whether a team won the match."""
+    n, teams = params[P_PLAYERS], params[P_TEAMS]
+    maker_team = params[P_TEAM_OF_SEAT + i8[eo[F_MAKER] + g]]
+    bid = np.int64(i8[eo[F_HIGH_BID] + g])
+    won = u64[eo[F_WON] + g * teams : eo[F_WON] + (g + 1) * teams]
+    deal_points_into(won, i8[eo[F_TRUMP] + g], i8[eo[F_LOW_TEAM] + g], params[P_LOW_HELD] != 0, tab, points)
+    made = score_deal_into(points, maker_team, bid, params[P_SIMPLE] != 0, delta)
+    renege_team = i8[eo[F_LAST_RENEGE] + g]
+    if params[P_RENEGE_PENALTY] and renege_team >= 0:
+        made = renege_team != maker_team
+        for team in range(teams):
+            delta[team] = (0 if made else -bid) if team == renege_team else params[P_TOTAL]
+    scores = i32[eo[F_SCORES] + g * teams : eo[F_SCORES] + (g + 1) * teams]
+    for team in range(teams):
+        scores[team] += delta[team]
+        i16[eo[F_LAST_POINTS] + g * teams + team] = points[team]
+        i32[eo[F_LAST_DELTA] + g * teams + team] = delta[team]
+    i8[eo[F_LAST_MADE] + g] = 1 if made else 0
+    i8[eo[F_WINNER] + g] = match_winner_of(scores, params[P_TARGET], maker_team, made)
+    if not params[P_REWARD_WIN]:
+        total_delta = 0
+        for team in range(teams):
+            total_delta += delta[team]
+        for seat in range(n):
+            team = params[P_TEAM_OF_SEAT + seat]
+            others_mean = (total_delta - delta[team]) / (teams - 1)
+            f32[eo[F_REWARDS] + g * n + seat] += np.float32((delta[team] - others_mean) / params[P_TOTAL])
+    return i8[eo[F_WINNER] + g] >= 0
 
 
 @njit(cache=True)

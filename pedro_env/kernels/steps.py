@@ -140,6 +140,27 @@ def vector_step_scratch(params: np.ndarray, b: int) -> tuple:
     return (np.zeros(2 * b, dtype=np.int64), *step_scratch(params))
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def first_illegal_game(i8, u64, eo, b, params, actions, mask):
+    """The first game whose action ``actions[g]`` is not legal by ``mask`` (B, 133) bool, a renege the config allows
+    (a card in the actor's hand, ``renege="penalty"``) counting as legal; -1 when there is none."""
+    n = params[P_PLAYERS]
+    for g in range(b):
+        action = actions[g]
+        if 0 <= action < NUM_ACTIONS and mask[g, action]:
+            continue
+        card = action - PLAY_OFFSET
+        held = (
+            params[P_RENEGE_PENALTY]
+            and i8[eo[F_PHASE] + g] == PLAY
+            and 0 <= card < 52
+            and u64[eo[F_HANDS] + g * n + i8[eo[F_ACTOR] + g]] & card_bit(card) != ZERO
+        )
+        if not held:
+            return g
+    return -1
+
+
 @njit(cache=True, _nrt=False)
 def vector_step(
     buf, eo, b, statics, actions, mask, owed, rewards, obs, next_mask, flags, scores, winner, actor,
@@ -161,19 +182,9 @@ def vector_step(
     params, tab, pieces, to_go_cap, rules = unpack_statics(statics)
     u8, i8, i16, i32, i64, u64, f32 = typed_views(buf)
     n, teams = params[P_PLAYERS], params[P_TEAMS]
-    for g in range(b):
-        action = actions[g]
-        if 0 <= action < NUM_ACTIONS and mask[g, action]:
-            continue
-        card = action - PLAY_OFFSET
-        held = (
-            params[P_RENEGE_PENALTY]
-            and i8[eo[F_PHASE] + g] == PLAY
-            and 0 <= card < 52
-            and u64[eo[F_HANDS] + g * n + i8[eo[F_ACTOR] + g]] & card_bit(card) != ZERO
-        )
-        if not held:
-            return -(g + 1)
+    illegal = first_illegal_game(i8, u64, eo, b, params, actions, mask)
+    if illegal >= 0:
+        return -(illegal + 1)
     for g in range(b):
         owed[g, i8[eo[F_ACTOR] + g]] = 0.0
     pending, viewer = games[:b], games[b:]
