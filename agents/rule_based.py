@@ -164,6 +164,16 @@ CAUTIOUS = Personality(
 )
 
 
+def void_card_sets(tables: RuleTables) -> np.ndarray:
+    """(4, 16) uint64 ``[trump, flags]``: the cards of the effective suits set in a 4-bit void flag set."""
+    void_cards = np.zeros((4, 16), dtype=np.uint64)
+    for flags in range(16):
+        for suit in range(4):
+            if flags >> suit & 1:
+                void_cards[:, flags] |= tables.suit_set[:, suit]
+    return void_cards
+
+
 class RuleBasedAgent(Agent):
     """The shared machinery of the rule-based agents: a personality and a config's card tables, packed for the
     compiled kernels of :mod:`agents.rule_kernels` that decide."""
@@ -197,12 +207,6 @@ class RuleBasedAgent(Agent):
         order = np.argsort(-np.where(tables.is_trump, tables.trick_strength, -1), axis=1, kind="stable")
         self.trump_order = order[:, :trump_count]
         self.order_value = np.take_along_axis(bid_value, self.trump_order, axis=1)  # (4, N)
-        # cards of the effective suits in a 4-bit void flag set: void_cards[trump, flags] (4, 16) uint64
-        void_cards = np.zeros((4, 16), dtype=np.uint64)
-        for flags in range(16):
-            for suit in range(4):
-                if flags >> suit & 1:
-                    void_cards[:, flags] |= tables.suit_set[:, suit]
         # non-trump throw-away order and the "keep" value of a card when discarding (higher = keep)
         self.keep_value = np.where(
             tables.is_trump, 100 + self.strength + 10 * self.play_value, CARD_RANK[None, :].astype(np.int16)
@@ -211,15 +215,20 @@ class RuleBasedAgent(Agent):
         self._group: RuleAgentGroup | None = None
         self.pieces = piece_starts(config)
         self.observation_size = observation_size(config)
-        self.ints, self.floats = pack_rule_inputs(
+        self.ints, self.floats = self._packed_inputs(config)
+
+    def _packed_inputs(self, config: PedroConfig) -> tuple[np.ndarray, np.ndarray]:
+        """The kernels' (ints, floats) of this agent's tables and personality (:func:`pack_rule_inputs`)."""
+        style = self.personality
+        return pack_rule_inputs(
             tables={
                 "strength": self.strength,
                 "play_value": self.play_value,
                 "keep_value": self.keep_value,
                 "is_trump": self.is_trump,
-                "beats": tables.beats,
+                "beats": self.tables.beats,
                 "trump_order": self.trump_order,
-                "void_cards": void_cards,
+                "void_cards": void_card_sets(self.tables),
                 "team_of_seat": self.team_of_seat,
             },
             settings={

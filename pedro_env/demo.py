@@ -118,23 +118,37 @@ def play_match(seed: int, rules: dict[str, Any]) -> int:
                 print()
             deal_lines.append(deal_line(len(deal_lines) + 1, deal))
             continue
-        if not first_deal or not env.agents:
-            continue
-        # the next decision's legal actions tell which phase the deal has reached
-        next_legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
-        entering_play = next_legal.size > 0 and next_legal[0] >= PLAY_OFFSET and action < PLAY_OFFSET
-        if TRUMP_OFFSET <= action < DISCARD_OFFSET:
-            if entering_play:  # six_card: no discard and draw
-                show("deal 1: trumps are named (six cards each, no discard and draw)", env.render())
-            else:
-                show("deal 1: trumps are named", env.render())
-        elif entering_play and DISCARD_OFFSET <= action <= DONE_ACTION:
-            show("deal 1: after the discard and draw", env.render())
-        elif action >= PLAY_OFFSET:
-            plays_in_first_deal += 1
-            if plays_in_first_deal == mid_play:
-                show("deal 1: in the middle of play", env.render())
+        if first_deal and env.agents:
+            plays_in_first_deal = show_first_deal_moment(env, action, plays_in_first_deal, mid_play)
+    print_match_result(env, config, deal_lines, decisions, returns)
+    env.close()
+    return decisions
 
+
+def show_first_deal_moment(env: Any, action: int, plays: int, mid_play: int) -> int:
+    """Render the table when ``action`` named trumps, ended the discard and draw, or was the ``mid_play``-th card
+    of the first deal; returns the cards played in it so far (``plays`` before ``action``)."""
+    # the next decision's legal actions tell which phase the deal has reached
+    next_legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+    entering_play = next_legal.size > 0 and next_legal[0] >= PLAY_OFFSET and action < PLAY_OFFSET
+    if TRUMP_OFFSET <= action < DISCARD_OFFSET:
+        if entering_play:  # six_card: no discard and draw
+            show("deal 1: trumps are named (six cards each, no discard and draw)", env.render())
+        else:
+            show("deal 1: trumps are named", env.render())
+    elif entering_play and DISCARD_OFFSET <= action <= DONE_ACTION:
+        show("deal 1: after the discard and draw", env.render())
+    elif action >= PLAY_OFFSET:
+        plays += 1
+        if plays == mid_play:
+            show("deal 1: in the middle of play", env.render())
+    return plays
+
+
+def print_match_result(
+    env: Any, config: PedroConfig, deal_lines: list[str], decisions: int, returns: dict[str, float]
+) -> None:
+    """Every deal's line, then the match's result and each player's return."""
     print("--- every deal ---")
     print("\n".join(deal_lines))
     print()
@@ -151,8 +165,6 @@ def play_match(seed: int, rules: dict[str, Any]) -> int:
         print("(random bidders overbid and are set almost every deal, so random matches seldom reach the target)")
     returns_text = ", ".join(f"{name} {value:+.3f}" for name, value in returns.items())
     print(f"Return per player (sum of rewards, reward={config.reward!r}): {returns_text}")
-    env.close()
-    return decisions
 
 
 def engine_pace(config: PedroConfig, seconds: float = 0.5, games: int = 256, seed: int = 0) -> float:

@@ -69,40 +69,12 @@ def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: 
             f"Maker: P{int(state.maker[game])} for {int(state.high_bid[game])}, trumps: "
             + (SUITS[trump] if trump >= 0 else "not named yet")
         )
-    for seat in range(n):
-        cards = np.array(set_to_list(state.hands[game, seat]), dtype=int)
-        shown = (
-            _sorted_hand(cards, trump, tables)
-            if viewer in (None, seat)
-            else f"{cards.size} card{'s' if cards.size != 1 else ''}"
-        )
-        marks = []
-        if seat == dealer:
-            marks.append("dealer")
-        discarded = set_to_list(state.discards[game, seat])
-        if discarded:
-            marks.append("discarded " + " ".join(CARD_NAMES[c] for c in discarded))
-        if state.drawn[game, seat]:
-            marks.append(f"drew {int(state.drawn[game, seat])}")
-        turn = ">" if phase != Phase.OVER and seat == state.actor[game] else " "
-        lines.append(
-            f"{turn} P{seat} [{_team_name(config, int(config.team_of_seat[seat]))}] {shown}"
-            + (f"  ({'; '.join(marks)})" if marks else "")
-        )
+    lines += [_seat_line(state, config, tables, game, seat, viewer) for seat in range(n)]
     set_aside = set_to_list(state.set_aside[game])
     if set_aside:
         lines.append("Trumps set aside: " + " ".join(CARD_NAMES[c] for c in set_aside))
     if phase == Phase.PLAY:
-        leader = int(state.trick_leader[game])
-        played = [
-            f"P{(leader + k) % n} {CARD_NAMES[int(state.trick[game, (leader + k) % n])]}"
-            for k in range(int(state.trick_size[game]))
-        ]
-        lines.append(f"Trick {int(state.tricks_done[game]) + 1}, led by P{leader}: " + (", ".join(played) or "-"))
-        if state.last_trick_winner[game] >= 0:
-            winner = int(state.last_trick_winner[game])
-            last = ", ".join(f"P{s} {CARD_NAMES[int(c)]}" for s, c in enumerate(state.last_trick[game]))
-            lines.append(f"Last trick ({last}) won by P{winner}")
+        lines += _trick_lines(state, n, game)
     if state.tricks_done[game] > 0:
         values = tables.points[max(trump, 0)]
         won = []
@@ -112,6 +84,47 @@ def render_table(state: PedroState, config: PedroConfig, game: int = 0, viewer: 
             won.append(f"{_team_name(config, team)} {_count(tricks, 'trick')}, {_count(points, 'point')}")
         lines.append("Tricks won: " + "; ".join(won))
     return "\n".join(lines)
+
+
+def _seat_line(
+    state: PedroState, config: PedroConfig, tables: RuleTables, game: int, seat: int, viewer: int | None
+) -> str:
+    """One seat's line: the turn mark, the seat and its team, its hand (a card count for another seat than the
+    viewer's), and whether it deals, what it discarded and drew."""
+    trump = int(state.trump[game])
+    cards = np.array(set_to_list(state.hands[game, seat]), dtype=int)
+    shown = (
+        _sorted_hand(cards, trump, tables)
+        if viewer in (None, seat)
+        else f"{cards.size} card{'s' if cards.size != 1 else ''}"
+    )
+    marks = []
+    if seat == int(state.dealer[game]):
+        marks.append("dealer")
+    discarded = set_to_list(state.discards[game, seat])
+    if discarded:
+        marks.append("discarded " + " ".join(CARD_NAMES[c] for c in discarded))
+    if state.drawn[game, seat]:
+        marks.append(f"drew {int(state.drawn[game, seat])}")
+    turn = ">" if Phase(int(state.phase[game])) != Phase.OVER and seat == state.actor[game] else " "
+    return f"{turn} P{seat} [{_team_name(config, int(config.team_of_seat[seat]))}] {shown}" + (
+        f"  ({'; '.join(marks)})" if marks else ""
+    )
+
+
+def _trick_lines(state: PedroState, n: int, game: int) -> list[str]:
+    """The trick in play, and the last trick and who won it."""
+    leader = int(state.trick_leader[game])
+    played = [
+        f"P{(leader + k) % n} {CARD_NAMES[int(state.trick[game, (leader + k) % n])]}"
+        for k in range(int(state.trick_size[game]))
+    ]
+    lines = [f"Trick {int(state.tricks_done[game]) + 1}, led by P{leader}: " + (", ".join(played) or "-")]
+    if state.last_trick_winner[game] >= 0:
+        winner = int(state.last_trick_winner[game])
+        last = ", ".join(f"P{s} {CARD_NAMES[int(c)]}" for s, c in enumerate(state.last_trick[game]))
+        lines.append(f"Last trick ({last}) won by P{winner}")
+    return lines
 
 
 def _count(number: int, noun: str) -> str:

@@ -91,20 +91,10 @@ def sample_worlds(
     believing = [seat for seat in range(1, n) if floors[seat] > 0]
     for world in range(count):
         order = unseen[rng.permutation(unseen.size)]
-        rest = order
-        if believing:
-            trump_positions = np.flatnonzero(unseen_trump[np.searchsorted(unseen, order)])
-            if sum(floors[seat] for seat in believing) <= trump_positions.size:
-                placed = np.zeros(order.size, dtype=bool)
-                used = 0
-                for seat in believing:
-                    chosen = trump_positions[used : used + floors[seat]]
-                    used += floors[seat]
-                    placed[chosen] = True
-                    hands[world, seat] = _set_of(order[chosen])
-                rest = order[~placed]
-            else:
-                relaxed += 1
+        rest = _place_kept_trumps(order, unseen, unseen_trump, believing, floors, hands[world]) if believing else order
+        if rest is None:  # too few unseen trumps for the belief: dealt without it
+            relaxed += 1
+            rest = order
         cursor = 0
         for seat in range(1, n):
             need = sizes[seat] - int(np.bitwise_count(hands[world, seat]))
@@ -120,6 +110,30 @@ def sample_worlds(
     state.trick_leader[:] = -1
     state.low_team[:] = -1
     return state, relaxed
+
+
+def _place_kept_trumps(
+    order: np.ndarray,
+    unseen: np.ndarray,
+    unseen_trump: np.ndarray,
+    believing: list[int],
+    floors: list[int],
+    hands: np.ndarray,
+) -> np.ndarray | None:
+    """Give each seat of ``believing`` its ``floors[seat]`` kept trumps, the first unseen trumps of the shuffled
+    ``order`` in turn, into ``hands`` (n,) uint64; returns the cards of ``order`` left to deal, or None (nothing
+    placed) when the unseen trumps are too few for the belief."""
+    trump_positions = np.flatnonzero(unseen_trump[np.searchsorted(unseen, order)])
+    if sum(floors[seat] for seat in believing) > trump_positions.size:
+        return None
+    placed = np.zeros(order.size, dtype=bool)
+    used = 0
+    for seat in believing:
+        chosen = trump_positions[used : used + floors[seat]]
+        used += floors[seat]
+        placed[chosen] = True
+        hands[seat] = _set_of(order[chosen])
+    return order[~placed]
 
 
 def copy_public(state: PedroState, view: PublicView, game: int, config: PedroConfig) -> None:
