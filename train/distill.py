@@ -250,6 +250,10 @@ def fit(
     network) on the other side's positions and on the reference's own bid, trump and discard decisions
     (so only the chosen card play moves). Every row is relabelled by a random suit symmetry
     (:data:`pedro_env.cards.SUIT_SYMMETRIES`).
+
+    One function: the loss of a batch reads a dozen tensors and settings prepared above it, and
+    the seeded draws (order, symmetries, anchors) stay in one visible sequence; split, they would travel
+    through a dozen arguments.
     """
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
@@ -403,6 +407,17 @@ def _fit_command(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(prog=PROG, description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_labels_command(commands)
+    _add_fit_command(commands)
+    args = parser.parse_args(argv)
+    try:
+        return _labels_command(parser, args) if args.command == "labels" else _fit_command(args)
+    except (AgentSpecError, CheckpointError, DistillError, OutputPathError) as error:
+        parser.error(str(error))
+
+
+def _add_labels_command(commands: argparse._SubParsersAction) -> None:
+    """The ``labels`` command's arguments."""
     labels = commands.add_parser("labels", help="play decisions valued by the search, into a .npz file")
     labels.add_argument("out", help="the .npz file to write (.npz is added when missing)")
     labels.add_argument(
@@ -427,6 +442,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels.add_argument(
         "--beside-seats", type=int, nargs="+", default=[], help="absolute seats 0..3 --beside plays (at most 3)"
     )
+
+
+def _add_fit_command(commands: argparse._SubParsersAction) -> None:
+    """The ``fit`` command's arguments (FitSettings' fields, with their ranges and defaults)."""
     fitting = commands.add_parser("fit", help="fit a policy to label files; write an exported policy")
     fitting.add_argument("out", help="the policy file (.pt) to write (not an input of the fit)")
     fitting.add_argument("labels", nargs="+", help="label files written by the labels command")
@@ -463,11 +482,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             default=getattr(defaults, name),
             help=f"{help_text}; {FIT_RANGES[name][0]} ({getattr(defaults, name)})",
         )
-    args = parser.parse_args(argv)
-    try:
-        return _labels_command(parser, args) if args.command == "labels" else _fit_command(args)
-    except (AgentSpecError, CheckpointError, DistillError, OutputPathError) as error:
-        parser.error(str(error))
 
 
 if __name__ == "__main__":

@@ -176,6 +176,9 @@ def ppo_update(
     loss adds that weight times the cross-entropy of the policy to the teacher's actions
     (``rollout.teacher_actions``, where given): kickstarting. ``precision``: the network's arithmetic
     (bfloat16: an autocast around the forward; the losses and the optimizer stay float32).
+
+    One function (a third of it the signature and this docstring): the epochs, the minibatches and the
+    early stop on the KL read as one loop; a minibatch's step is :func:`_minibatch_step`.
     """
     batch = batch or LocalBatch()
     chosen = np.flatnonzero(rollout.learner.reshape(-1))

@@ -105,8 +105,8 @@ class _NoWriter:
 
 def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_updates: int | None) -> str:
     """The run loop: update, log, evaluate and checkpoint on schedule until the decisions are done or a stop is
-    asked for. One function (about 60 lines) so that the order of these events reads in one place. Returns what
-    a stop that was asked for kept ("" when none was)."""
+    asked for, then :func:`_finish`. One function so that the order of these events reads in one place. Returns
+    what a stop that was asked for kept ("" when none was)."""
     config, ranks = trainer.config, trainer.ranks
     writer: Any = _NoWriter()
     if ranks.main:
@@ -155,6 +155,13 @@ def _train(trainer: Trainer, run_dir: Path, resumed: bool, progress: bool, max_u
                 break
     if bar is not None:
         bar.close()
+    return _finish(trainer, writer, report, progress, run_dir, requested)
+
+
+def _finish(trainer: Trainer, writer: Any, report: _LineReport, progress: bool, run_dir: Path, requested: bool) -> str:
+    """The run loop's end: the last checkpoint, then the final evaluation when the decisions are done and no stop
+    was asked for (``requested``). Returns what a stop that was asked for kept ("" when none was)."""
+    config, ranks = trainer.config, trainer.ranks
     writer.flush()
     path = _checkpoint(trainer, run_dir, keep=False)
     resume = f"pedro-train --resume {run_dir}{f' --nproc {ranks.world_size}' if ranks.distributed else ''}"
