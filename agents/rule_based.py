@@ -182,10 +182,8 @@ class RuleBasedAgent(Agent):
     option_fields = Personality  # the options of a spec (rule:heuristic,caution=2): Personality's fields
 
     def __init__(self, config: PedroConfig, **overrides: Any) -> None:
-        """``overrides``: Personality fields to change, e.g. ``make_agent("rule:heuristic,contest_points=0")``.
-
-        Over 60 lines because it builds every table and setting the compiled kernels read and packs them in one
-        call, named as agents/rule_kernels/inputs.py names them: split, the names would be listed twice."""
+        """``overrides``: Personality fields to change, e.g. ``make_agent("rule:heuristic,contest_points=0")``; the
+        card tables and settings the compiled kernels read, packed by :meth:`_packed_inputs`."""
         super().__init__(config)
         self.personality = replace(self.personality, **checked_personality_options(overrides))
         self.capture = CAPTURE_MODELS[capture_model_key(config)]
