@@ -21,6 +21,7 @@ from agents.rule_kernels.inputs import (
     A_STRENGTH,
     A_TEAM_OF_SEAT,
     A_TRUMP_ORDER,
+    ALL_CARDS,
     HIDDEN,
     MAX_TRUMPS,
     NOT_LEGAL,
@@ -42,7 +43,7 @@ from agents.rule_kernels.reading import (
     win_chance,
 )
 from pedro_env.actions import DISCARD_OFFSET, DONE_ACTION, PLAY_OFFSET
-from pedro_env.kernels.bits import load_card_bits
+from pedro_env.kernels.bits import ONE, ZERO, load_card_bits, lowest_card
 from pedro_env.kernels.inputs import O_MAKER, O_TRICK_LEADER, O_TRUMP
 
 # ---------------------------------------------------------------------- discarding
@@ -142,14 +143,14 @@ def throw_low(legal, t52, ints):
     """The cheapest legal card (leading rule 4, following rule 5): non-trumps by rank, then trumps that are not
     point cards by strength, then point cards, the least valuable first."""
     low_card, low_score = 0, NOT_LEGAL
-    for card in range(52):
-        if holds(legal, card):
-            strength = ints[A_STRENGTH + t52 + card]
-            cost = (20 + strength if ints[A_IS_TRUMP + t52 + card] else strength) + 100 * ints[
-                A_PLAY_VALUE + t52 + card
-            ]
-            if -cost > low_score:
-                low_card, low_score = card, -cost
+    rest = legal
+    while rest != ZERO:
+        card = lowest_card(rest)
+        rest &= rest - ONE
+        strength = ints[A_STRENGTH + t52 + card]
+        cost = (20 + strength if ints[A_IS_TRUMP + t52 + card] else strength) + 100 * ints[A_PLAY_VALUE + t52 + card]
+        if -cost > low_score:
+            low_card, low_score = card, -cost
     return low_card
 
 
@@ -171,11 +172,13 @@ def leading_card(legal, safe, t52, maker_side, opponents_have_trumps, low_card, 
 def lead_1_pull_trumps(legal, safe, t52, opponents_have_trumps, ints):
     """Leading rule 1 (``pull_trumps``): while an opponent can hold a trump, my highest trump safe to lead."""
     card, score = -1, NOT_LEGAL
-    if ints[A_PULL_TRUMPS] and opponents_have_trumps:
-        for c in range(52):
-            strength = ints[A_STRENGTH + t52 + c]
-            if holds(legal, c) and holds(safe, c) and ints[A_IS_TRUMP + t52 + c] and strength > score:
-                card, score = c, strength
+    rest = legal & safe if ints[A_PULL_TRUMPS] and opponents_have_trumps else ZERO
+    while rest != ZERO:
+        c = lowest_card(rest)
+        rest &= rest - ONE
+        strength = ints[A_STRENGTH + t52 + c]
+        if ints[A_IS_TRUMP + t52 + c] and strength > score:
+            card, score = c, strength
     return card
 
 
@@ -183,10 +186,13 @@ def lead_1_pull_trumps(legal, safe, t52, opponents_have_trumps, ints):
 def lead_2_cash(legal, safe, t52, ints):
     """Leading rule 2: the most valuable point card safe to lead (ties: the weakest)."""
     card, score = -1, NOT_LEGAL
-    for c in range(52):
+    rest = legal & safe
+    while rest != ZERO:
+        c = lowest_card(rest)
+        rest &= rest - ONE
         value = ints[A_PLAY_VALUE + t52 + c]
         c_score = value * 100 - ints[A_STRENGTH + t52 + c]
-        if holds(legal, c) and holds(safe, c) and value > 0 and c_score > score:
+        if value > 0 and c_score > score:
             card, score = c, c_score
     return card
 
@@ -196,12 +202,14 @@ def lead_3_probe(legal, t52, maker_side, opponents_have_trumps, ints):
     """Leading rule 3 (``probe_as_maker``): on the maker's side while an opponent can hold a trump, my highest trump
     that is not a point card."""
     card, score = -1, NOT_LEGAL
-    if ints[A_PROBE_AS_MAKER] and maker_side and opponents_have_trumps:
-        for c in range(52):
-            strength = ints[A_STRENGTH + t52 + c]
-            is_plain_trump = ints[A_IS_TRUMP + t52 + c] != 0 and ints[A_PLAY_VALUE + t52 + c] == 0
-            if holds(legal, c) and is_plain_trump and strength > score:
-                card, score = c, strength
+    rest = legal if ints[A_PROBE_AS_MAKER] and maker_side and opponents_have_trumps else ZERO
+    while rest != ZERO:
+        c = lowest_card(rest)
+        rest &= rest - ONE
+        strength = ints[A_STRENGTH + t52 + c]
+        is_plain_trump = ints[A_IS_TRUMP + t52 + c] != 0 and ints[A_PLAY_VALUE + t52 + c] == 0
+        if is_plain_trump and strength > score:
+            card, score = c, strength
     return card
 
 
@@ -218,9 +226,9 @@ def following_card(legal, safe, t52, beats_row, best, partner_winning, partner_c
     if partner_chance >= floats[W_FEED_CHANCE]:  # rule 1 applies; with nothing to feed, rule 5
         card = follow_1_feed(legal, safe, t52, ints)
         return card if card >= 0 else low_card
-    card = follow_2_save(safe, t52, chances, floats[W_SAVE_CHANCE], ints)
+    card = follow_2_save(legal, safe, t52, chances, floats[W_SAVE_CHANCE], ints)
     if card < 0:
-        card = follow_3_win_cheaply(safe, t52, chances, floats[W_WIN_CHANCE], trick_points, ints)
+        card = follow_3_win_cheaply(legal, safe, t52, chances, floats[W_WIN_CHANCE], trick_points, ints)
     if card < 0:
         card = follow_4_contest(legal, t52, beats_row, best, partner_winning, trick_points, ints)
     return card if card >= 0 else low_card
@@ -231,10 +239,13 @@ def follow_1_feed(legal, safe, t52, ints):
     """Following rule 1 (``feed_chance``, checked by the caller): the most valuable point card that is not safe to
     lead (ties: the weakest)."""
     card, score = -1, NOT_LEGAL
-    for c in range(52):
+    rest = legal & ~safe
+    while rest != ZERO:
+        c = lowest_card(rest)
+        rest &= rest - ONE
         value = ints[A_PLAY_VALUE + t52 + c]
         c_score = value * 100 - ints[A_STRENGTH + t52 + c]
-        if holds(legal, c) and value > 0 and not holds(safe, c) and c_score > score:
+        if value > 0 and c_score > score:
             card, score = c, c_score
     return card
 
@@ -247,12 +258,23 @@ def at_risk_score(safe, t52, c, ints):
     return at_risk, at_risk * 100 - ints[A_STRENGTH + t52 + c]
 
 
+@njit(cache=True, inline="always")
+def chance_candidates(legal, min_chance):
+    """The cards rules 2 and 3 weigh: the legal ones; every card when ``min_chance`` is 0 or less, since a card
+    that may not be played has win chance 0 and then passes too (as it always has: such an option picks an
+    illegal card)."""
+    return legal if min_chance > 0.0 else ALL_CARDS
+
+
 @njit(cache=True)
-def follow_2_save(safe, t52, chances, min_chance, ints):
+def follow_2_save(legal, safe, t52, chances, min_chance, ints):
     """Following rule 2 (``save_chance``): the most valuable point card not safe to lead that wins this trick with
     at least ``min_chance``."""
     card, score = -1, NOT_LEGAL
-    for c in range(52):
+    rest = chance_candidates(legal, min_chance)
+    while rest != ZERO:
+        c = lowest_card(rest)
+        rest &= rest - ONE
         at_risk, c_score = at_risk_score(safe, t52, c, ints)
         if chances[c] >= min_chance and at_risk > 0 and c_score > score:
             card, score = c, c_score
@@ -260,15 +282,17 @@ def follow_2_save(safe, t52, chances, min_chance, ints):
 
 
 @njit(cache=True)
-def follow_3_win_cheaply(safe, t52, chances, min_chance, trick_points, ints):
+def follow_3_win_cheaply(legal, safe, t52, chances, min_chance, trick_points, ints):
     """Following rule 3 (``win_chance``): when the trick holds points, the cheapest card that wins it with at least
     ``min_chance`` (a point card at risk first, as in rule 2, else the weakest)."""
     card, score = -1, NOT_LEGAL
-    if trick_points > 0:
-        for c in range(52):
-            c_score = at_risk_score(safe, t52, c, ints)[1]
-            if chances[c] >= min_chance and c_score > score:
-                card, score = c, c_score
+    rest = chance_candidates(legal, min_chance) if trick_points > 0 else ZERO
+    while rest != ZERO:
+        c = lowest_card(rest)
+        rest &= rest - ONE
+        c_score = at_risk_score(safe, t52, c, ints)[1]
+        if chances[c] >= min_chance and c_score > score:
+            card, score = c, c_score
     return card
 
 
@@ -278,14 +302,11 @@ def follow_4_contest(legal, t52, beats_row, best, partner_winning, trick_points,
     ``contest_points``, my strongest card that beats the winning card and is not a point card."""
     card, score = -1, NOT_LEGAL
     contest_points = ints[A_CONTEST_POINTS]
-    if contest_points > 0 and not partner_winning and trick_points >= contest_points:
-        for c in range(52):
-            strength = ints[A_STRENGTH + t52 + c]
-            if (
-                ints[beats_row + c] > best
-                and holds(legal, c)
-                and ints[A_PLAY_VALUE + t52 + c] == 0
-                and strength > score
-            ):
-                card, score = c, strength
+    rest = legal if contest_points > 0 and not partner_winning and trick_points >= contest_points else ZERO
+    while rest != ZERO:
+        c = lowest_card(rest)
+        rest &= rest - ONE
+        strength = ints[A_STRENGTH + t52 + c]
+        if ints[beats_row + c] > best and ints[A_PLAY_VALUE + t52 + c] == 0 and strength > score:
+            card, score = c, strength
     return card
