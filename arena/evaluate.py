@@ -238,7 +238,10 @@ def _play_pairings(
     anchor: int | str,
     record: bool = False,
 ) -> Tournament:
-    """Check everything, play every pairing's shards (here or in ``workers`` processes) and summarise them."""
+    """Check everything, play every pairing's shards (here or in ``workers`` processes) and summarise them.
+
+    Over 60 lines: the checks come first, in the order their errors are promised, then one pass that plays and
+    summarises; split, the resolved sides, counts and settings would travel as a dozen arguments."""
     resolved = resolve_config(config)
     parsed = [parse_side(side) if isinstance(side, str) else tuple(side) for side in sides]
     labels = [side_label(side) for side in parsed]

@@ -246,25 +246,11 @@ def run_gauntlet(
     Split over several processes (the ranks of a training job): ``share = (part, parts)`` plays every
     ``parts``-th shard from ``part`` on, and ``gather(own)`` returns every part's ``own`` results in part
     order, so each process assembles the whole result (the same as one process's: a shard's matches
-    depend only on its pairs). ``progress`` counts this part's matches.
+    depend only on its pairs). ``progress`` counts this part's matches. Over 60 lines with this docstring:
+    playing a part and putting the parts back in order read as one sequence.
     """
-    if config.num_teams == config.num_players and any(entry.role == "partner" for entry in entries):
-        raise ValueError(
-            f"the gauntlet's partner entries need partners: with num_players={config.num_players} every player is "
-            "alone (leave them out: partners=False, pedro-eval --no-partners)"
-        )
-    inline = {name for name, _ in policies}
-    for spec in {subject, *(entry.baseline for entry in entries)} - inline:
-        if not spec.strip():
-            raise AgentSpecError(f"empty agent spec in the gauntlet: allowed are {', '.join(AGENT_SPECS)}")
-        build_agent(spec, config)
-    shards = [
-        Shard(index, entry.sides(subject), first, count, shard_index, entry.batch_size)
-        for index, entry in enumerate(entries)
-        for shard_index, (first, count) in enumerate(shard_bounds(entry.pairs, entry.batch_size, config.num_teams))
-    ]
-    # slow shards first, so the workers finish together (a shard's results do not depend on the order)
-    shards.sort(key=lambda shard: not is_search(entries[shard.pairing].baseline))
+    check_entries(subject, entries, config, {name for name, _ in policies})
+    shards = gauntlet_shards(subject, entries, config)
     part, parts = share
     positions = list(range(part, len(shards), parts))
     total = sum(shards[position].pairs * config.num_teams for position in positions)
@@ -306,6 +292,32 @@ def run_gauntlet(
         for index, entry in enumerate(entries)
     ]
     return GauntletResult(subject, config, seed, list(entries), heads, workers, elapsed)
+
+
+def check_entries(subject: str, entries: Sequence[GauntletEntry], config: PedroConfig, inline: set[str]) -> None:
+    """Raise before any match: partner entries at a table without partners (ValueError), an empty or unknown
+    spec among the subject and the baselines (AgentSpecError); names in ``inline`` are in-memory policies."""
+    if config.num_teams == config.num_players and any(entry.role == "partner" for entry in entries):
+        raise ValueError(
+            f"the gauntlet's partner entries need partners: with num_players={config.num_players} every player is "
+            "alone (leave them out: partners=False, pedro-eval --no-partners)"
+        )
+    for spec in {subject, *(entry.baseline for entry in entries)} - inline:
+        if not spec.strip():
+            raise AgentSpecError(f"empty agent spec in the gauntlet: allowed are {', '.join(AGENT_SPECS)}")
+        build_agent(spec, config)
+
+
+def gauntlet_shards(subject: str, entries: Sequence[GauntletEntry], config: PedroConfig) -> list[Shard]:
+    """Every entry's pairs cut into shards of its batch size, the search entries' first, so the workers finish
+    together (a shard's results do not depend on the order)."""
+    shards = [
+        Shard(index, entry.sides(subject), first, count, shard_index, entry.batch_size)
+        for index, entry in enumerate(entries)
+        for shard_index, (first, count) in enumerate(shard_bounds(entry.pairs, entry.batch_size, config.num_teams))
+    ]
+    shards.sort(key=lambda shard: not is_search(entries[shard.pairing].baseline))
+    return shards
 
 
 # ---------------------------------------------------------------- the table

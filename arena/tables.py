@@ -48,7 +48,9 @@ def format_description(head: HeadToHead) -> str:
 
 
 def format_head_to_head(head: HeadToHead, timing: bool = True) -> str:
-    """The terminal table of one pairing (with its speed line when ``timing`` and the run was timed)."""
+    """The terminal table of one pairing (with its speed line when ``timing`` and the run was timed).
+
+    Over 60 lines: the table's rows in the order printed; split, a dozen figures would travel between the parts."""
     a, b = head.sides
     field = head.seats > 2
     b_title = f"{head.side_b} (field)" if field else head.side_b
