@@ -25,10 +25,11 @@ from agents.base import Agent
 from agents.rule_kernels import capture_feature_rows, hand_estimates, pack_rule_inputs, rule_actions, rule_discards
 from pedro_env.cards import CARD_RANK, RuleTables, cards_to_bits
 from pedro_env.config import PedroConfig
-from pedro_env.keys import declared_keys
+from pedro_env.keys import declared_keys, key
 from pedro_env.observation_layout import observation_size, piece_starts
 
 SURE = 1.0 - 1e-9  # a win chance this high is a certainty (no possible beater)
+CHANCE_WORDS = "a chance above 0, at most 1"  # 0 or below would let a follower pick a card it may not play
 
 
 CAPTURE_FEATURES = ("bias", "above_held", "above_missing", "length", "is_low", "dealer")
@@ -127,11 +128,11 @@ class Personality:
     """Leading rule 3: the maker's side without a safe trump leads its highest non-point trump."""
     contest_points: int = 1
     """Following rule 4: contest a trick holding at least this many points (0: never contest)."""
-    feed_chance: float = 0.8
+    feed_chance: float = key(0.8, low=1e-9, high=1.0, words=CHANCE_WORDS)
     """Following rule 1: feed when the partner's card wins with at least this chance."""
-    save_chance: float = 0.8
+    save_chance: float = key(0.8, low=1e-9, high=1.0, words=CHANCE_WORDS)
     """Following rule 2: play an at-risk point card that wins with at least this chance."""
-    win_chance: float = 0.8
+    win_chance: float = key(0.8, low=1e-9, high=1.0, words=CHANCE_WORDS)
     """Following rule 3: win a trick holding points with a card that wins with at least this chance."""
     deny: bool = False
     """Discarding rule 0: a defender first discards its point trumps but the ace, face up, so the maker's side

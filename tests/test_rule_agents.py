@@ -299,6 +299,10 @@ def test_heuristic_beats_random_in_duplicate() -> None:
         ("rule:heuristic,contest_points=1.5", ["option 'contest_points' = '1.5' is not allowed: it takes an int"]),
         ("rule:heuristic,bid_margin=high", ["option 'bid_margin' = 'high' is not allowed: it takes a number or none"]),
         ("rule:cautious,colour=red", ["unknown option 'colour'", "caution", "deny"]),
+        # a chance of 0 or below let the following rules pick cards the player may not play
+        ("rule:heuristic,win_chance=0", ["option 'win_chance' = 0.0 is not allowed: it takes a chance above 0"]),
+        ("rule:heuristic,save_chance=-1", ["option 'save_chance' = -1.0 is not allowed", "at most 1"]),
+        ("rule:heuristic,feed_chance=1.5", ["option 'feed_chance' = 1.5 is not allowed", "above 0, at most 1"]),
     ],
 )
 def test_personality_options_are_checked(spec: str, words: list[str]) -> None:
