@@ -97,6 +97,7 @@ class DeferredLabels:
 
     @staticmethod
     def deferrable(agent: object) -> bool:
+        """A frozen policy playing greedily: its choice is a function of the observation."""
         return isinstance(agent, PolicyAgent) and agent.greedy
 
     def add(self, agent: PolicyAgent, step: int, games: np.ndarray) -> None:
@@ -123,7 +124,7 @@ def share_policy_agents(teachers: Sequence[Teacher | None], precision: torch.dty
     kept: list[PolicyAgent] = []
     for teacher in teachers:
         agent = teacher.agent if teacher is not None else None
-        if not isinstance(agent, PolicyAgent) or not agent.greedy or teacher.margin > 0:
+        if not DeferredLabels.deferrable(agent) or teacher.margin > 0:
             continue
         same = next((other for other in kept if _same_policy(other, agent)), None)
         if same is None:

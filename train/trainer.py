@@ -168,7 +168,6 @@ class Trainer(CheckpointState, Evaluation):
             for rule_set, count, end in zip(sets, np.diff([0, *ends]).tolist(), ends)
         ]
         share_policy_agents([group.teacher for group in self.groups], self.acting_precision)
-        self.deferred_labels = DeferredLabels()  # frozen greedy policies label the whole rollout at its end
         self.credit = SeatCredit(config.num_envs, self.num_seats)
         self.rollout = Rollout.empty(
             config.rollout_steps,
@@ -281,6 +280,7 @@ class Trainer(CheckpointState, Evaluation):
         rollout.dones[:] = False
         rollout.teacher_actions[:] = -1
         teaching = self.teacher is not None and self.teacher_weight() > 0
+        deferred = DeferredLabels()  # frozen greedy policies label the whole rollout at its end
         credit.start()
         games = np.arange(config.num_envs)
         for t in range(config.rollout_steps):
@@ -293,7 +293,7 @@ class Trainer(CheckpointState, Evaluation):
             actions, log_probs, values = self._policy_actions(observations, masks, t, learner)
             self._others_act(controller, assisted, assistant, observations, masks, actions)
             if teaching:  # the teacher's choice where the policy decides in a taught phase and side
-                self._teach(t, observations, masks, learner)
+                self._teach(t, observations, masks, learner, deferred)
             rollout.actions[t] = actions
             rollout.log_probs[t] = log_probs
             rollout.values[t] = values
@@ -301,12 +301,14 @@ class Trainer(CheckpointState, Evaluation):
             own = games[learner]
             credit.record(t, own, step.actor[own].astype(np.intp))
             self._advance(actions)
-        self.deferred_labels.fill(rollout, self.opponent_rng)
+        deferred.fill(rollout, self.opponent_rng)
         if self.ranks.distributed:
             self._merge_outcomes()
         return rollout
 
-    def _teach(self, t: int, observations: np.ndarray, masks: np.ndarray, learner: np.ndarray) -> None:
+    def _teach(
+        self, t: int, observations: np.ndarray, masks: np.ndarray, learner: np.ndarray, deferred: DeferredLabels
+    ) -> None:
         """The teachers' choices at the policy's decisions they teach, into the rollout's row ``t``: each teacher
         agent asked once for every rule set it teaches (a frozen greedy policy once a rollout, :class:`DeferredLabels`),
         a searching teacher with a margin per rule set; a rule set without a teacher (``teacher: ''``) is left."""
@@ -324,7 +326,7 @@ class Trainer(CheckpointState, Evaluation):
         for agent, parts in asked.values():
             games = np.concatenate(parts)
             if DeferredLabels.deferrable(agent):  # a frozen greedy policy: one forward at the rollout's end
-                self.deferred_labels.add(agent, t, games)
+                deferred.add(agent, t, games)
             elif games.size:
                 self.rollout.teacher_actions[t, games] = agent.act(observations[games], masks[games], self.opponent_rng)
 
