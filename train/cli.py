@@ -33,16 +33,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agents.checkpoint import LATEST_NAME, CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
+from agents.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
 from pedro_env.cli import (
     INTERRUPTED_STATUS,
     OneLineErrorParser,
     OutputPathError,
-    check_output_file,
     one_line_on_interrupt,
     positive_seconds,
     quiet_on_broken_pipe,
-    same_file,
 )
 from train.config import (
     TrainConfig,
@@ -62,6 +60,7 @@ from train.distributed import (
     launch_environment,
     ranks_from_environment,
 )
+from train.export import ExportRefused, checkpoint_config, checkpoint_decisions, export_policy
 from train.rundir import check_new_run_dir, check_not_in_use
 
 # keys a resumed run may change; the rest fix the run's structure or its exact continuation
@@ -95,7 +94,7 @@ EXAMPLES = """examples:
   pedro-train --resume runs/wide --set total_decisions=200000000   # ... and run longer
   tensorboard --logdir runs
   pedro-eval ckpt:runs/wide/latest.pt rule:heuristic --matches 1000
-  pedro-train --export runs/wide my_policy.pt                # the policy alone, a small file for ckpt:
+  pedro-train --export runs/wide my_policy.pt                # the policy alone for ckpt:, and my_policy.onnx
   pedro-train configs/ppo_selfplay.yaml --nproc 2            # two ranks on this machine (torchrun, DDP)
   torchrun --nproc_per_node 2 -m train.cli configs/ppo_selfplay.yaml --run-name ddp   # the same, by hand
 """
@@ -146,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--export",
         nargs=2,
         metavar=("CHECKPOINT", "OUT"),
-        help="write the policy of CHECKPOINT (a run directory or .pt) alone to OUT, a small file ckpt:OUT loads",
+        help="write the policy of CHECKPOINT (a run directory or .pt) alone to OUT, a small file ckpt:OUT loads, and "
+        "as ONNX beside it (OUT with the suffix .onnx; docs/export.md)",
     )
     return parser
 
@@ -215,14 +215,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _export(source: str, destination: str) -> int:
     """``pedro-train --export CHECKPOINT OUT``: a mistake is one line and status 2, a failure to write status 1."""
     try:
-        path = export_policy(source, destination)
+        written = export_policy(source, destination)
     except (ExportRefused, CheckpointError) as error:
         print(f"pedro-train: error: {error}", file=sys.stderr)
         return 2
-    except OutputPathError as error:
-        print(f"pedro-train: error: {error}; {destination} is as it was", file=sys.stderr)
+    except OutputPathError as error:  # it says which file is as it was
+        print(f"pedro-train: error: {error}", file=sys.stderr)
         return 1
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): the policy of {source}; play it with ckpt:{path}")
+    policy, graph = written
+    print(f"wrote {policy} ({policy.stat().st_size / 1e6:.1f} MB): the policy of {source}; play it with ckpt:{policy}")
+    if graph is None:
+        print(f"no ONNX file: the onnx package is not installed (pip install -e '.[onnx]'), so {policy} is alone")
+    else:
+        print(f"wrote {graph} ({graph.stat().st_size / 1e6:.1f} MB): the same policy for any ONNX runtime")
     return 0
 
 
@@ -367,14 +372,8 @@ def _last_checkpoint(run_dir: Path) -> str:
         payload = load_checkpoint(run_dir, mmap=True)
     except CheckpointError:
         return f"no checkpoint was written; start again with --resume {run_dir} --from-start"
-    return f"the last checkpoint ({_decisions(payload):,} decisions) is intact: continue with --resume {run_dir}"
-
-
-def _decisions(payload: dict[str, Any]) -> int:
-    """A checkpoint's decision count, as recorded (0 where it records none it can say)."""
-    counters = payload.get("counters")
-    decisions = counters.get("decisions") if isinstance(counters, dict) else None
-    return decisions if isinstance(decisions, int) and not isinstance(decisions, bool) else 0
+    decisions = checkpoint_decisions(payload)
+    return f"the last checkpoint ({decisions:,} decisions) is intact: continue with --resume {run_dir}"
 
 
 def prepare_run(
@@ -439,7 +438,7 @@ def _prepare_resume(
             f"decision 0 with --resume {run_dir} --from-start"
         )
     payload = load_checkpoint(path)
-    config = make_train_config(_saved_config(payload, path), **_resume_overrides(settings))
+    config = make_train_config(checkpoint_config(payload, path), **_resume_overrides(settings))
     check_job(config, payload, ranks)
     from train.trainer_state import checked_counters
 
@@ -455,79 +454,6 @@ def _prepare_resume(
             f"to train it longer: --resume {run_dir} --set total_decisions=N (N > {decisions:,})"
         )
     return run_dir, config, payload
-
-
-def _saved_config(payload: dict[str, Any], path: Path) -> TrainConfig:
-    """The checkpoint's config, checked, or CheckpointError if a hand edit broke it."""
-    saved = payload["config"]
-    if not isinstance(saved, dict) or not all(isinstance(key, str) for key in saved):
-        raise CheckpointError(f"checkpoint {path} has a damaged config entry (not a mapping of config keys)")
-    try:
-        return make_train_config(**saved)
-    except TrainConfigError as error:
-        raise CheckpointError(f"checkpoint {path} has a config that no longer checks: {error}") from None
-
-
-class ExportRefused(OutputPathError):
-    """An ``--export`` output refused before any work: it would destroy a run, or cannot be written at all."""
-
-
-def check_export_output(source: str | Path, destination: str | Path) -> None:
-    """Raise ExportRefused where ``--export SOURCE DESTINATION`` would destroy a run (DESTINATION is SOURCE's
-    own checkpoint, or a training checkpoint: one that holds an optimizer, or a run directory's latest.pt) or
-    where DESTINATION cannot be written."""
-    output = Path(destination)
-    source_file = latest_checkpoint(source) if Path(source).is_dir() else Path(source)
-    if same_file(source_file, output):
-        raise ExportRefused(
-            f"--export would write over its own checkpoint {destination}: give another OUT, e.g. policy.pt"
-        )
-    if output.name == LATEST_NAME and (output.parent / "config.yaml").is_file():
-        raise ExportRefused(
-            f"{destination} is the checkpoint of run {output.parent}: --export would end that run; give another OUT"
-        )
-    if output.is_file():
-        try:
-            held = load_checkpoint(output, mmap=True)
-        except CheckpointError:
-            held = {}  # not a checkpoint: an output like any other
-        if "optimizer" in held:
-            raise ExportRefused(
-                f"{destination} is a training checkpoint (it holds the optimizer a run resumes with): --export "
-                "would end that run; give another OUT"
-            )
-    try:
-        check_output_file(destination, "--export output")
-    except OutputPathError as error:
-        raise ExportRefused(str(error)) from None
-
-
-def export_policy(source: str | Path, destination: str | Path) -> Path:
-    """The policy of checkpoint ``source`` alone (rules, training config, network, weights, observation layout,
-    and where it came from) written to ``destination``: a small file ``ckpt:`` (and ``pretrained``) can load.
-
-    ExportRefused (naming ``destination``) where it would destroy a run or cannot be written at all
-    (:func:`check_export_output`), OutputPathError where the write fails; a file already there is then left as
-    it was."""
-    from agents.policy import observation_layout
-
-    check_export_output(source, destination)
-    payload = load_checkpoint(source)
-    layout = payload.get("observation_layout") or observation_layout(_saved_config(payload, Path(source)).pedro_config)
-    counters = payload.get("counters") if isinstance(payload.get("counters"), dict) else {}
-    elapsed = counters.get("elapsed_s", 0.0)
-    policy = {
-        "config": payload["config"],
-        "network": payload["network"],
-        "model": payload["model"],
-        "observation_layout": layout,
-        "exported": {
-            "source": str(source),
-            "decisions": _decisions(payload),
-            "training_s": float(elapsed) if isinstance(elapsed, (int, float)) else 0.0,
-        },
-    }
-    return save_checkpoint(policy, destination)
 
 
 if __name__ == "__main__":
