@@ -1,7 +1,7 @@
 """The docs as a reader meets them: a short README, links that resolve, snippets that run, generated tables current.
 
-Pages: README.md, CHANGELOG.md and docs/*.md (and, for links only, the studies of docs/studies/, which are
-history and not run). A relative link must name a file of the repository and, with
+Pages: README.md, CHANGELOG.md, docs/*.md and the model cards of docs/models/ (and, for links only, the studies of
+docs/studies/, which are history and not run). A relative link must name a file of the repository and, with
 ``#anchor``, a heading of that file (GitHub's anchor rule). The README's Python snippets, and those of
 docs/, run in a fresh process with the sizes of :data:`SMALLER` (each substitution must still find its
 text); a snippet followed by a ``text`` block must print exactly that block.
@@ -20,7 +20,12 @@ from tools.doc_tables import PAGES, rewrite
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 README = REPO_ROOT / "README.md"
-PAGES_READ = [README, REPO_ROOT / "CHANGELOG.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+PAGES_READ = [
+    README,
+    REPO_ROOT / "CHANGELOG.md",
+    *sorted((REPO_ROOT / "docs").glob("*.md")),
+    *sorted((REPO_ROOT / "docs" / "models").glob("*.md")),  # the model cards (tools/model_cards.py)
+]
 STUDIES = sorted((REPO_ROOT / "docs" / "studies").glob("*.md"))
 README_MOST_LINES = 300
 

@@ -137,6 +137,16 @@ def rewrite(text: str, tables: dict[str, Callable[[], str]], page: str = "the pa
     return text
 
 
+def check_answer(stale: list[str], command: str, what: str) -> int:
+    """``--check``'s answer: the ``stale`` pages named on stderr with the ``command`` that rewrites them, status 1;
+    or ``what`` up to date, status 0."""
+    if stale:
+        print(f"out of date: {', '.join(stale)}: run {command}", file=sys.stderr)
+        return 1
+    print(f"{what} up to date")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m tools.doc_tables", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only check; exit 1 if a page is out of date")
@@ -157,11 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.check:
             path.write_text(updated)
     if args.check:
-        if stale:
-            print(f"out of date: {', '.join(stale)}: run python -m tools.doc_tables", file=sys.stderr)
-            return 1
-        print("docs/ reference tables up to date")
-        return 0
+        return check_answer(stale, "python -m tools.doc_tables", "docs/ reference tables")
     print(f"rewrote the tables in {', '.join(stale)}" if stale else "docs/ reference tables already up to date")
     return 0
 
