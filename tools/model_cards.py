@@ -47,6 +47,7 @@ class ShippedModel:
     spec: str  # the agent spec that plays it at its table size
     about: str  # one sentence: what it is
     recipe: tuple[tuple[str, str], ...]  # (a docs/training.md heading, the text its commands contain; '' all)
+    gauntlet_in_readme: bool = True  # else in PPO_STUDY (README has no table of it)
 
 
 MODELS = (
@@ -80,6 +81,7 @@ MODELS = (
         "The long recipe's PPO policy before its card play was distilled: the model of every player inside "
         "`search:policy`, and where `python -m train.distill` starts.",
         (("### The long recipe and the shipped policy", ""),),
+        gauntlet_in_readme=False,
     ),
 )
 """The shipped models in the order of the index."""
@@ -137,14 +139,14 @@ def recipe_costs(commands: list[str], training: str) -> list[str]:
     return rows
 
 
-def readme_gauntlet(model: ShippedModel, readme: str) -> str | None:
-    """README's block (bold title, command, table) for ``model``'s file, or None where it has none."""
-    blocks = re.split(r"^(?=\*\*)", section(readme, STRENGTH_HEADING), flags=re.MULTILINE)
-    for block in blocks:
-        first = block.splitlines()[0] if block.strip() else ""
-        if first.startswith(f"**`{model.spec}`") and f"`{shown(model.path)}`" in block.split("\n\n")[0]:
+def readme_gauntlet(model: ShippedModel, readme: str) -> str:
+    """README's block (bold title, command, table) for ``model``'s file: the one whose title names its spec and
+    whose first paragraph its file (ValueError where none does)."""
+    named = re.compile(rf"`(?:[^`\s]*/)?{re.escape(model.path.name)}`")
+    for block in re.split(r"^(?=\*\*)", section(readme, STRENGTH_HEADING), flags=re.MULTILINE):
+        if block.startswith(f"**`{model.spec}`") and named.search(block.split("\n\n")[0]):
             return block.strip()
-    return None
+    raise ValueError(f"README.md has no gauntlet of {model.path.name} under {STRENGTH_HEADING!r}")
 
 
 def study_gauntlet(readme: str, study: str) -> str:
@@ -157,10 +159,7 @@ def study_gauntlet(readme: str, study: str) -> str:
     for row in table.group(1).splitlines():
         entry, pairs, _, third = (cell.strip() for cell in row.strip().strip("|").split("|"))
         rows.append(f"| {entry} | {pairs} | {third.replace('**', '')} |")
-    readme_block = readme_gauntlet(MODELS[0], readme)
-    if readme_block is None:
-        raise ValueError(f"README.md has no gauntlet of {shown(MODELS[0].path)} under {STRENGTH_HEADING!r}")
-    command = bash_lines(readme_block)[0].split("   #")[0]
+    command = bash_lines(readme_gauntlet(MODELS[0], readme))[0].split("   #")[0]
     today = command.replace("pedro-eval pretrained ", f"pedro-eval {spec_of(MODELS[-1])} ")
     return "\n".join(
         [
@@ -294,10 +293,9 @@ def card(model: ShippedModel, readme: str, training: str, study: str) -> str:
     payload = load_checkpoint(model.path)
     rule_sets = trained_rule_sets(payload)
     spec, settings, name = spec_of(model), play_settings(rule_sets[0]), model.path.stem
-    gauntlet = readme_gauntlet(model, readme)
     figures = (
-        f"From [README.md]({STRENGTH_LINK}), which owns the figures:\n\n{gauntlet}"
-        if gauntlet
+        f"From [README.md]({STRENGTH_LINK}), which owns the figures:\n\n{readme_gauntlet(model, readme)}"
+        if model.gauntlet_in_readme
         else study_gauntlet(readme, study)
     )
     lines = [
