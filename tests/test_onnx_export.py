@@ -218,6 +218,7 @@ def test_the_onnx_output_is_checked_before_any_work(tmp_path: Path, capsys: pyte
         (source, tmp_path / "training.pt", f"{training} is a training checkpoint"),
         (source, tmp_path / "folder.pt", f"--export output {tmp_path / 'folder.onnx'} is a directory"),
         (own, tmp_path / "own.pt", f"--export would write over its own checkpoint {own}"),
+        (source, f"{tmp_path}/new/", f"--export output {tmp_path}/new/ is a directory"),  # not new.onnx beside it
     ]:
         before = sorted(path.name for path in tmp_path.iterdir())
         assert train_main(["--export", str(source_file), str(out)]) == 2

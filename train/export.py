@@ -48,7 +48,8 @@ def check_export_output(source: str | Path, destination: str | Path) -> None:
     is SOURCE's own checkpoint, or a training checkpoint: one that holds an optimizer, or a run directory's
     latest.pt) or where either cannot be written."""
     source_file = latest_checkpoint(source) if Path(source).is_dir() else Path(source)
-    for output in (Path(destination), onnx_output(destination)):
+    for given in (destination, onnx_output(destination)):  # as given: a trailing / says a directory was meant
+        output = Path(given)
         if same_file(source_file, output):
             raise ExportRefused(
                 f"--export would write over its own checkpoint {output}: give another OUT, e.g. policy.pt"
@@ -68,7 +69,7 @@ def check_export_output(source: str | Path, destination: str | Path) -> None:
                     "would end that run; give another OUT"
                 )
         try:
-            check_output_file(output, "--export output")
+            check_output_file(given, "--export output")
         except OutputPathError as error:
             raise ExportRefused(str(error)) from None
 
