@@ -61,10 +61,20 @@ REGISTRY: dict[str, dict[str, str]] = {
 AGENT_SPECS = (
     ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names] + ["ckpt:PATH", "pretrained"]
 )
-MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+
+
+def shipped_folder(package: Path, name: str) -> Path:
+    """A folder of files the repository keeps at its top and the wheel ships as the package data of ``package`` (a
+    package's folder; pyproject.toml's package-dir maps the one copy in): ``package/name`` in a wheel's install,
+    else ``name`` beside the package (a clone, editable or not)."""
+    installed = package / name
+    return installed if installed.is_dir() else package.parent / name
+
+
+MODELS_DIR = shipped_folder(Path(__file__).resolve().parent, "models")
+"""The shipped policies: the repository's ``models/``, ``agents/models/`` in a wheel's install."""
 PRETRAINED_PATH = MODELS_DIR / "pretrained.pt"
-"""The shipped policy of four players (a checkpoint holding only the policy; it lives in the repository, beside this
-package)."""
+"""The shipped policy of four players (a checkpoint holding only the policy)."""
 PRETRAINED_PATHS = {4: PRETRAINED_PATH, 3: MODELS_DIR / "pretrained_3p.pt", 2: MODELS_DIR / "pretrained_2p.pt"}
 """Number of players -> the shipped policy of that table size: ``pretrained`` plays the one that fits the game."""
 
@@ -185,7 +195,7 @@ def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> 
         if not path.is_file():
             raise AgentSpecError(
                 f"the pretrained policy of {config.num_players} players is not at {path}: it ships in the "
-                "repository's models/ folder (install from a clone with pip install -e .)"
+                "repository's models/ folder and in the wheel (reinstall: pip install -e . or the wheel)"
             )
         parsed = AgentSpec(parsed.text, parsed.kind, str(path), parsed.options)
         agent = _load_checkpoint_agent(parsed, config)

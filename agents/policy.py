@@ -132,11 +132,11 @@ def check_table_size(payload: dict[str, Any], config: PedroConfig, source: str) 
     trained = sorted({rules.num_players for rules in trained_rule_sets(payload)})
     playing = config.num_players
     if playing not in trained:
-        recipe = "configs/ppo_selfplay.yaml" if playing == 4 else f"configs/individual{playing}.yaml"
+        recipe = "pedro-train ppo_selfplay" if playing == 4 else f"pedro-train individual{playing}"
         sizes = " or ".join(map(str, trained))
         raise ValueError(
             f"{source} was trained for {sizes} players; these games have {playing} "
-            f"(train one for {playing} players: {recipe}, or for every table: configs/mixed_rules.yaml)"
+            f"(train one for {playing} players: {recipe}, or for every table: pedro-train mixed_rules)"
         )
 
 

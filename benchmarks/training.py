@@ -40,7 +40,7 @@ RESULT_PREFIX = "benchmarks.training result: "  # the line a rank-0 run prints f
 @one_line_on_interrupt("python -m benchmarks.training")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m benchmarks.training", description=__doc__.split("\n\n")[0])
-    parser.add_argument("config", help="YAML config (e.g. configs/ppo_selfplay.yaml)")
+    parser.add_argument("config", help="a shipped config's name (ppo_selfplay) or a YAML file's path")
     parser.add_argument("--updates", type=int, default=10, help="timed updates after one warm-up update")
     parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="config overrides")
     parser.add_argument(

@@ -44,6 +44,7 @@ THREE = ["--set", "num_players=3", "scoring=simple"]  # the rules of three playe
 #  shipped policy of four players and {three} for a policy of three players; words the one-line error must contain)
 CASES: list[tuple[str, list[str], str]] = [
     ("train", ["{tmp}/nothing.yaml"], "config file not found"),
+    ("train", ["smoky"], "'smoky' is no shipped config and no file: name one of best_response,"),
     ("train", ["{tmp}"], "is a directory"),
     ("train", ["{tmp}/int_key.yaml"], "unknown config key '1'"),  # a YAML scalar is text, a key too
     ("train", ["{tmp}/env_list.yaml"], "config key 'env' = ['1', '2'] is not allowed"),
@@ -101,6 +102,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("replay", ["{file}"], "JSON"),
     ("bench", [SMOKE, "--updates", "0"], "--updates must be an int >= 1"),
     ("bench", ["{tmp}/nothing.yaml"], "config file not found"),
+    ("bench", ["smoky"], "'smoky' is no shipped config and no file"),
     ("curve", ["{tmp}/missing"], "no TensorBoard scalars"),
     ("curve", ["{tmp}/tb", "--out", "{file}/chart.png"], "is a file, not a directory"),
     ("bench", [SMOKE, "--set", "num_envs=-1"], "'num_envs' = -1 is not allowed"),

@@ -287,10 +287,10 @@ def test_a_policy_of_another_table_size_is_refused_in_one_line(trained: int, pla
 
     path = write_policy_checkpoint(tmp_path / "policy.pt", table_rules(trained))
     config = table_rules(playing)
-    recipe = "configs/ppo_selfplay.yaml" if playing == 4 else f"configs/individual{playing}.yaml"
+    recipe = "pedro-train ppo_selfplay" if playing == 4 else f"pedro-train individual{playing}"
     words = (
         f"was trained for {trained} players; these games have {playing} "
-        f"(train one for {playing} players: {recipe}, or for every table: configs/mixed_rules.yaml)"
+        f"(train one for {playing} players: {recipe}, or for every table: pedro-train mixed_rules)"
     )
     with pytest.raises(AgentSpecError) as refused:
         make_agent(f"ckpt:{path}", config)

@@ -4,6 +4,7 @@ configs, devices, the centralized critic, the CLI end to end and the learning cu
 from __future__ import annotations
 
 import math
+import re
 import signal
 import subprocess
 import time
@@ -21,6 +22,7 @@ from agents.networks import MASKED_LOGIT, masked_entropy, sample_actions  # noqa
 from pedro_env.vector import PedroVectorEnv  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import TrainConfigError, load_train_config, make_train_config  # noqa: E402
+from train.config_yaml import CONFIGS_DIR, shipped_configs  # noqa: E402
 from train.ppo import Rollout, SeatCredit, seat_advantages  # noqa: E402
 from train.trainer import Trainer  # noqa: E402
 
@@ -210,6 +212,31 @@ def test_a_config_file_builds_on_its_base(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text("base: a.yaml\n")
     with pytest.raises(TrainConfigError, match="leads back to a file that names it as its base"):
         load_train_config(tmp_path / "a.yaml")
+
+
+def test_a_shipped_config_is_named_wherever_the_command_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``smoke`` is configs/smoke.yaml from any folder (train/configs/ in a wheel: tests/test_wheel.py); any other
+    text is a path as before; a word that is neither is one line listing the names; a base may be a name."""
+    assert CONFIGS_DIR == REPO_ROOT / "configs"  # a clone reads the repository's own folder
+    names = shipped_configs()
+    assert names == sorted(path.stem for path in CONFIGS_DIR.glob("*.yaml")) and "ppo_selfplay" in names
+    monkeypatch.chdir(tmp_path)
+    for name in names:
+        assert load_train_config(name) == load_train_config(REPO_ROOT / "configs" / f"{name}.yaml")
+    (tmp_path / "smoke").write_text("num_envs: 8\n")
+    assert load_train_config("smoke").num_envs == 64  # the name, not the file of that name here ...
+    assert load_train_config("./smoke").num_envs == 8  # ... which a path reads
+    (tmp_path / "own.yaml").write_text("base: individual2\nlr: 1e-4\n")
+    own, shipped = load_train_config("own.yaml"), load_train_config("individual2")
+    assert own == make_train_config(shipped, lr=1e-4)
+    (tmp_path / "orphan.yaml").write_text("base: smokey\n")
+    for config, words in (
+        ("smokey", "config 'smokey' is no shipped config and no file: name one of best_response"),
+        ("orphan.yaml", "config file orphan.yaml: base 'smokey' is no shipped config and no file: name one of"),
+        ("configs/smoke.yaml", "config file not found: configs/smoke.yaml (or name a shipped config: best_response"),
+    ):
+        with pytest.raises(TrainConfigError, match=re.escape(words)):
+            load_train_config(config)
 
 
 def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -50,6 +50,7 @@ from train.config import (
     load_train_config,
     make_train_config,
 )
+from train.config_yaml import CONFIGS_DIR, shipped_configs
 from train.distributed import (
     DEFAULT_TIMEOUT_S,
     MAX_TIMEOUT_S,
@@ -87,16 +88,17 @@ RESUME_KEYS = (
 )
 
 EXAMPLES = """examples:
-  pedro-train configs/ppo_selfplay.yaml                      # the default run
-  pedro-train configs/ppo_selfplay.yaml --set lr=1e-4 num_envs=2048 --run-name wide
-  pedro-train configs/smoke.yaml --set env.target_score=31   # rule options go under env.
+  pedro-train ppo_selfplay                                   # the default run: a shipped config, by name
+  pedro-train configs/ppo_selfplay.yaml                      # the same by its path, in a clone; or a file of your own
+  pedro-train ppo_selfplay --set lr=1e-4 num_envs=2048 --run-name wide
+  pedro-train smoke --set env.target_score=31                # rule options go under env.
   pedro-train --resume runs/wide                             # continue exactly where it stopped
   pedro-train --resume runs/wide --set total_decisions=200000000   # ... and run longer
   tensorboard --logdir runs
   pedro-eval ckpt:runs/wide/latest.pt rule:heuristic --matches 1000
   pedro-train --export runs/wide my_policy.pt                # the policy alone for ckpt:, and my_policy.onnx
-  pedro-train configs/ppo_selfplay.yaml --nproc 2            # two ranks on this machine (torchrun, DDP)
-  torchrun --nproc_per_node 2 -m train.cli configs/ppo_selfplay.yaml --run-name ddp   # the same, by hand
+  pedro-train ppo_selfplay --nproc 2                         # two ranks on this machine (torchrun, DDP)
+  torchrun --nproc_per_node 2 -m train.cli ppo_selfplay --run-name ddp   # the same, by hand
 """
 
 
@@ -115,7 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("config", nargs="?", help="YAML config file (see configs/)")
+    shipped_folder = str(CONFIGS_DIR).replace("%", "%%")  # argparse formats help with %
+    parser.add_argument(
+        "config",
+        nargs="?",
+        help=f"a shipped config's name ({', '.join(shipped_configs())}; their files: {shipped_folder}) or a YAML "
+        "file's path (a file of your own may start from a shipped one: base: ppo_selfplay)",
+    )
     parser.add_argument(
         "--set", nargs="+", default=[], metavar="KEY=VALUE", help="override config keys (env.KEY for rule keys)"
     )
@@ -393,7 +401,9 @@ def prepare_run(
             "--from-start goes with --resume RUN_DIR (a run that stopped before its first checkpoint)"
         )
     if not args.config:
-        raise TrainConfigError("give a config file (e.g. configs/ppo_selfplay.yaml) or --resume RUN_DIR")
+        raise TrainConfigError(
+            "give a config (a shipped config's name such as ppo_selfplay, or a YAML file) or --resume RUN_DIR"
+        )
     config = load_train_config(args.config, args.set)
     name = args.run_name or config.run_name or f"{Path(args.config).stem}-{datetime.now():%Y%m%d-%H%M%S}"
     config = make_train_config(config, run_name=name)

@@ -174,7 +174,7 @@ def _check_partner_keys(
         )
         raise TrainConfigError(
             f"config keys {', '.join(wrong)} seat partners, but {where} every player is alone: set {fixes} "
-            f"(configs/individual{pedro_config.num_players}.yaml does)"
+            f"(the shipped config individual{pedro_config.num_players} does)"
         )
 
 

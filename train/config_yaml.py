@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agents import shipped_folder
 from pedro_env.config import short_repr
 from train.config_keys import TrainConfigError
 
@@ -114,6 +115,36 @@ def _check_unique_keys(root: Any, where: str) -> None:
             pending.extend(reversed(below))
 
 
+CONFIGS_DIR = shipped_folder(Path(__file__).resolve().parent, "configs")
+"""The shipped configs: the repository's ``configs/``, ``train/configs/`` in a wheel's install."""
+
+
+def shipped_configs() -> list[str]:
+    """The names of the shipped configs, sorted: their files' stems in :data:`CONFIGS_DIR` (``smoke``)."""
+    return sorted(path.stem for path in CONFIGS_DIR.glob("*.yaml"))
+
+
+def config_file(config: str | Path, base_of: Path | None = None) -> Path:
+    """The file of a config given by name or by path: a shipped config's name (``smoke``, ``ppo_selfplay``) is its
+    file in :data:`CONFIGS_DIR` wherever the command runs; anything else is a path, relative to the working
+    directory (``./smoke`` reads a file of that name), or for the ``base`` key of the config file ``base_of``
+    relative to that file's folder.
+
+    TrainConfigError in one line listing the shipped names for a word that is neither a name nor a file."""
+    text = str(config)
+    names = shipped_configs()
+    if text in names:
+        return CONFIGS_DIR / f"{text}.yaml"
+    path = Path(config) if base_of is None else base_of.parent / config
+    if Path(text).name == text and not Path(text).suffix and not path.exists():  # a word, not a path
+        what = "config" if base_of is None else f"config file {base_of}: base"
+        raise TrainConfigError(
+            f"{what} {short_repr(text)} is no shipped config and no file: name one of {', '.join(names)}, "
+            "or give a YAML file's path"
+        )
+    return path
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """The mapping in a YAML config file of at most :data:`MAX_CONFIG_BYTES`, read by :func:`load_yaml` (a clear
     error for a missing file, one too big or a file that is not a mapping)."""
@@ -121,11 +152,12 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 
     path = Path(path)
     if path.is_dir():
-        raise TrainConfigError(f"config file {path} is a directory; give a YAML file such as configs/smoke.yaml")
+        raise TrainConfigError(f"config file {path} is a directory; give a YAML file or a shipped config's name")
     if path.exists() and not path.is_file():
-        raise TrainConfigError(f"config file {path} is not a regular file; give a YAML file such as configs/smoke.yaml")
+        raise TrainConfigError(f"config file {path} is not a regular file; give a YAML file or a shipped config's name")
     if not path.is_file():
-        raise TrainConfigError(f"config file not found: {path}")
+        names = ", ".join(shipped_configs())
+        raise TrainConfigError(f"config file not found: {path} (or name a shipped config: {names})")
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_CONFIG_BYTES + 1)
@@ -148,12 +180,13 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return values
 
 
-def read_config_file(path: str | Path, within: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """A config file's keys over those of the file its ``base`` key names (a path relative to it), if any.
+def read_config_file(config: str | Path, within: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The keys of a config (a file, or a shipped config by name: :func:`config_file`) over those of the config its
+    ``base`` key names (a path relative to it, or a shipped config's name), if any.
 
     Its keys replace the base's; ``env`` is merged key by key. A base may name a base of its own.
     """
-    path = Path(path)
+    path = config_file(config)
     values: dict[str, Any] = {}
     spelled: dict[str, str] = {}
     for key, value in read_yaml(path).items():
@@ -170,9 +203,9 @@ def read_config_file(path: str | Path, within: tuple[Path, ...] = ()) -> dict[st
     if not isinstance(base, str) or not base.strip():
         raise TrainConfigError(
             f"config file {path}: 'base' = {short_repr(base)} is not allowed: it takes the path of another "
-            "config file, relative to this one (e.g. base: ppo_long.yaml)"
+            "config file, relative to this one (e.g. base: ppo_long.yaml), or a shipped config's name (ppo_long)"
         )
-    base_path = path.parent / base
+    base_path = config_file(base, base_of=path)
     if base_path.resolve() in (*within, path.resolve()):
         raise TrainConfigError(f"config file {path}: base {base} leads back to a file that names it as its base")
     merged = read_config_file(base_path, (*within, path.resolve()))
