@@ -17,12 +17,12 @@ import pedro_env
 from agents import PPO_POLICY_SPEC, AgentSpecError, make_agent
 from agents.search import guided
 from agents.search.guided import PolicySearchAgent, policy_log_likelihood
-from agents.search.knowledge import hidden_cards
-from agents.search.sampler import relaxed_sampler
 from agents.search.worlds import play_worlds, sample_worlds
 from arena.match import play_matches
 from pedro_env.cards import RuleTables
+from pedro_env.deal_sampler import relaxed_sampler
 from pedro_env.encoding import ObservationEncoder
+from pedro_env.knowledge import hidden_cards
 from pedro_env.state import BID, PLAY
 from pedro_env.view import decode_observations
 

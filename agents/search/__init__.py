@@ -5,9 +5,9 @@ One concern a module, imports pointing down the list:
 
 - :mod:`~agents.search.tables`: card sets as Python ints (bit ``card`` per member), and the lookups the
   compiled search reads besides the engine's rule tables, built once per variant and trump;
-- :mod:`~agents.search.knowledge`: what the viewer knows about the cards it has not seen, from the
+- :mod:`~pedro_env.knowledge`: what the viewer knows about the cards it has not seen, from the
   public view alone (:class:`HiddenCards`, :func:`hidden_cards`);
-- :mod:`~agents.search.sampler`: deals of the unseen cards drawn uniformly among the consistent ones
+- :mod:`~pedro_env.deal_sampler`: deals of the unseen cards drawn uniformly among the consistent ones
   (:class:`HandSampler`);
 - :mod:`~agents.search.values`, :mod:`~agents.search.move_order`, :mod:`~agents.search.transposition`:
   what the trick search counts (:class:`DealScoring`, the point cards still held), the cards a node tries
@@ -29,12 +29,12 @@ Seats are relative to the viewer (``0`` = me, ``1`` my left, ...), teams likewis
 from __future__ import annotations
 
 from agents.search.agent import PimcAgent, SearchStats, current_trick
-from agents.search.knowledge import HiddenCards, hidden_cards
 from agents.search.lookahead import LookaheadAgent, LookaheadStats, turn_digest
-from agents.search.sampler import HandSampler, SamplingError
 from agents.search.solver import TrickSearch
 from agents.search.tables import NO_LEAD, card_list, search_tables
 from agents.search.values import POINT_BITS, DealScoring
+from pedro_env.deal_sampler import HandSampler, SamplingError
+from pedro_env.knowledge import HiddenCards, hidden_cards
 
 __all__ = [
     "NO_LEAD",

@@ -2,9 +2,9 @@
 
 For every play decision with more than one legal card the agent
 
-1. reads what it knows from the public view (:func:`~agents.search.knowledge.hidden_cards`);
+1. reads what it knows from the public view (:func:`~pedro_env.knowledge.hidden_cards`);
 2. draws up to ``samples`` deals of the unseen cards that satisfy it
-   (:class:`~agents.search.sampler.HandSampler`), stopping early once the choice is clear or the
+   (:class:`~pedro_env.deal_sampler.HandSampler`), stopping early once the choice is clear or the
    node budget is spent;
 3. solves each deal with alpha-beta over the remaining cards (:class:`~agents.search.solver.TrickSearch`):
    to the end of the deal when at most ``exact`` tricks are left, else ``depth`` tricks ahead and a
@@ -27,14 +27,14 @@ import numpy as np
 
 from agents import make_agent  # agents/__init__ imports this package only on demand, so there is no cycle
 from agents.base import Agent
-from agents.search.knowledge import hidden_cards
-from agents.search.sampler import relaxed_sampler
 from agents.search.solver import TrickSearch
 from agents.search.tables import card_list
 from agents.search.values import DealScoring
 from pedro_env.actions import PLAY_OFFSET
 from pedro_env.cards import RuleTables
 from pedro_env.config import PedroConfig
+from pedro_env.deal_sampler import relaxed_sampler
+from pedro_env.knowledge import hidden_cards
 from pedro_env.state import PLAY
 from pedro_env.view import PublicView, decode_observations
 

@@ -16,7 +16,7 @@ Where ``search:full`` assumes ``rule:heuristic`` at every other seat, this agent
    beside the heuristic plans, and ties go to the policy's choice.
 
 Play decisions are searched too: ``play_samples`` deals of the unseen cards consistent with the view
-(:class:`~agents.search.sampler.HandSampler`, voids and the kept-trumps belief), each legal card
+(:class:`~pedro_env.deal_sampler.HandSampler`, voids and the kept-trumps belief), each legal card
 played out in each. Every decision's worlds come from a generator seeded by ``seed`` and a digest of
 the view, so a decision is a pure function of what the player has seen.
 """
@@ -31,14 +31,14 @@ import numpy as np
 from agents import PPO_POLICY_SPEC, pretrained_path
 from agents.policy import PolicyAgent
 from agents.search.agent import current_trick
-from agents.search.knowledge import hidden_cards
 from agents.search.lookahead import LookaheadAgent, Search
-from agents.search.sampler import relaxed_sampler
 from agents.search.worlds import auction_start, play_worlds, sample_worlds
 from pedro_env.actions import PASS_ACTION, PLAY_OFFSET, TRUMP_OFFSET
 from pedro_env.cards import CARD_BIT, NO_CARDS, RuleTables
 from pedro_env.config import PedroConfig
+from pedro_env.deal_sampler import relaxed_sampler
 from pedro_env.encoding import ObservationEncoder
+from pedro_env.knowledge import hidden_cards
 from pedro_env.rules import legal_action_mask, step
 from pedro_env.state import BID, DISCARD, NOT_BID, PLAY, TRUMP, PedroState
 from pedro_env.view import PublicView, decode_observations

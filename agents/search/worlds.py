@@ -9,7 +9,7 @@ random order).
 
 Beliefs, each from public facts only:
 
-- the ``kept_trumps`` belief of :func:`agents.search.knowledge.hidden_cards`, in the discard
+- the ``kept_trumps`` belief of :func:`pedro_env.knowledge.hidden_cards`, in the discard
   phase: a player who said done while the reservation rule still allowed another discard (or who
   discarded a trump) kept only trumps, so its kept cards are drawn from the unseen trumps first
   (when too few trumps are unseen the belief is dropped for that world);
@@ -23,11 +23,11 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent
-from agents.search.knowledge import _kept_trump_counts, _unseen
 from pedro_env.actions import PASS_ACTION
 from pedro_env.cards import CARD_BIT, NO_CARDS, RuleTables
 from pedro_env.config import PedroConfig
 from pedro_env.encoding import ObservationEncoder
+from pedro_env.knowledge import _kept_trump_counts, _unseen
 from pedro_env.observation_layout import to_go_cap
 from pedro_env.rules import legal_action_mask
 from pedro_env.state import BID, DISCARD, NOT_BID, PedroState

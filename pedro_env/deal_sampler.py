@@ -12,8 +12,8 @@ import math
 import random
 from dataclasses import dataclass
 
-from agents.search.knowledge import HiddenCards
-from agents.search.tables import card_list
+from pedro_env.cards import set_to_list as card_list
+from pedro_env.knowledge import HiddenCards
 
 
 class SamplingError(RuntimeError):
