@@ -174,9 +174,10 @@ class SingleGame:
             return self._decks[deal : deal + 1]
         return hashed_decks(state.seed[games], state.match_index[games], state.deal_index[games])
 
-    def _bind_kernels(self, state: PedroState) -> None:
+    def _bind_kernels(self, state: PedroState, like: SingleGame | None = None) -> None:
         """The compiled step and observation of this match, called without numba's dispatch: every argument
-        but the state's buffer is this object's own array, of the types they are compiled for."""
+        but the state's buffer is this object's own array, of the types they are compiled for. ``like``: a match
+        of the same config whose compiled functions serve (a copy skips looking them up)."""
         step_args = (
             state.buffer,
             state.element_offsets,
@@ -187,6 +188,9 @@ class SingleGame:
             self._masks,
             *steps.step_scratch(self.encoder.params),
         )
+        if like is not None and like._step_call is not None and like._step_call[1][4] == step_args[4]:
+            self._step_call, self._observe_kernel = (like._step_call[0], step_args), like._observe_kernel
+            return
         self._step_call = (steps.entry_point(steps.aec_step, *step_args), step_args)
         observation = np.empty(self.encoder.size, dtype=np.uint8)
         self._observe_kernel = steps.entry_point(
@@ -236,6 +240,58 @@ class SingleGame:
             self.actor = status >> steps.AEC_ACTOR_SHIFT
         self.status = status
         return status
+
+    def redeal(self, deck: Any) -> None:
+        """Deal the current deal again from ``deck`` (52 card strings or ids, top first) before anyone has acted in
+        it: the OpenSpiel face (:mod:`pedro_env.openspiel_game`) draws a deal's cards as chance outcomes after the
+        engine has begun it. The deck is kept as that deal's (:meth:`deck_of_deal`)."""
+        state = self.started("redeal")
+        deal = int(state.deal_index[0])
+        decks = parse_decks([deck], "deck")
+        if self._decks.shape[0] < deal + 1:  # keep the record: deck_of_deal answers this deck for this deal
+            kept = np.zeros((deal + 1, 52), dtype=np.int8)
+            kept[: self._decks.shape[0]] = self._decks
+            for missing in range(self._decks.shape[0], deal):
+                kept[missing] = [str_to_card(card) for card in self.deck_of_deal(missing)]
+            self._decks = kept
+        self._decks[deal] = decks[0]
+        start_deal(state, np.zeros(1, dtype=np.int64), self.config, lambda _state, _games: decks)
+        self._refresh()
+
+    def copy(self) -> SingleGame:
+        """An independent copy of this match (the config's tables and encoder shared): what a search that tries
+        moves on a game, or OpenSpiel's ``clone``, needs."""
+        twin = object.__new__(SingleGame)
+        twin.__dict__.update(self.__dict__)
+        twin.action_history = list(self.action_history)
+        twin._decks = self._decks.copy()
+        twin._masks = self._masks.copy()
+        twin.legal_mask = twin._masks[0]
+        twin.mask_bytes = twin.legal_mask.view(np.int8)
+        twin._actions = np.zeros(1, dtype=np.int64)
+        twin._pending_games = np.zeros(1, dtype=np.int64)
+        if self.state is not None:
+            twin.state = self.state.copy()
+            twin._bind_kernels(twin.state, like=self)
+        return twin
+
+    def __deepcopy__(self, memo: dict) -> SingleGame:
+        return self.copy()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickles: the config, the state and the match record (the compiled kernels are bound again on load)."""
+        kept = dict(self.__dict__)
+        for bound in ("tables", "encoder", "_step_call", "_observe_kernel", "legal_mask", "mask_bytes", "_viewers"):
+            kept.pop(bound)
+        return kept
+
+    def __setstate__(self, kept: dict[str, Any]) -> None:
+        self.__init__(kept["config"])
+        self.__dict__.update(kept)
+        self.legal_mask = self._masks[0]
+        self.mask_bytes = self.legal_mask.view(np.int8)
+        if self.state is not None:
+            self._bind_kernels(self.state)
 
     def _action_index(self, action: Any) -> int:
         """A stepped action that is not a plain int (a text form, a numpy integer) as its index; an

@@ -1,0 +1,114 @@
+"""Pedro as an OpenSpiel game (pedro_env/openspiel_game.py): OpenSpiel's own random simulation test with
+serialization over rule sets and table sizes, the same match played through pyspiel and through
+``pedro_env.env()``, resampling from an information state, and OpenSpiel's ISMCTS as our agent."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel")
+
+import pedro_env  # noqa: E402
+from pedro_env.openspiel_game import GAME_NAME, PARAMETERS  # noqa: E402
+from pedro_env.rules import hashed_decks  # noqa: E402
+
+# random play seldom finishes a match: max_deals keeps each simulation to a few deals
+CONFIGS = [
+    {"max_deals": 6},  # the default rules
+    {"num_players": 2, "target_score": 21, "max_deals": 6},
+    {"num_players": 3, "scoring": "simple", "target_score": 21, "max_deals": 6},
+    {"variant": "sancho", "refill": "dealer_robs", "min_bid": 6, "max_deals": 6},
+    {"num_players": 2, "six_card": True, "reward": "win", "target_score": 11, "max_deals": 6},
+    {"refill": "top", "variant": "pitch", "all_pass": "redeal", "low": "held", "renege": "penalty", "max_deals": 6},
+    {"num_players": 3, "variant": "dom", "scoring": "simple", "episode": "deal"},
+]
+IDS = [",".join(f"{k}={v}" for k, v in config.items()) for config in CONFIGS]
+
+
+def random_action(state, rnd: random.Random) -> int:
+    if state.is_chance_node():
+        actions, probs = zip(*state.chance_outcomes())
+        return rnd.choices(actions, probs)[0]
+    return rnd.choice(state.legal_actions())
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=IDS)
+def test_random_sim_test_with_serialization(params):
+    game = pyspiel.load_game(GAME_NAME, params)
+    pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
+
+
+def test_parameters_are_the_config_keys():
+    game = pyspiel.load_game(GAME_NAME)
+    assert set(game.get_parameters()) == set(PARAMETERS)
+    assert game.num_distinct_actions() == 133 and game.max_chance_outcomes() == 52
+    with pytest.raises(ValueError, match="num_players"):  # the config's one-line error
+        pyspiel.load_game(GAME_NAME, {"num_players": 5})
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=IDS)
+def test_same_match_as_the_aec_env(params):
+    """Same dealer, same decks, same actions: every legal set, observation and return is the env's."""
+    rnd = random.Random(7)
+    game = pyspiel.load_game(GAME_NAME, params)
+    decks = hashed_decks(np.full(8, 11, dtype=np.uint64), np.zeros(8), np.arange(8))
+    state = game.new_initial_state()
+    state.apply_action(1)  # the first dealer
+    env = pedro_env.env(**params)
+    env.reset(seed=5, options={"dealer": 1, "decks": [list(map(int, deck)) for deck in decks]})
+    deal, returns = 0, np.zeros(game.num_players())
+    while not state.is_terminal():
+        if state.is_chance_node():
+            for card in decks[deal]:
+                state.apply_action(int(card))
+            deal += 1
+            continue
+        agent = env.agent_selection
+        seat = env.agents.index(agent) if agent in env.agents else int(agent.split("_")[1])
+        observation, _, _, _, _ = env.last()
+        assert state.current_player() == seat
+        assert state.legal_actions() == np.flatnonzero(observation["action_mask"]).tolist()
+        assert np.array_equal(np.asarray(state.observation_tensor(seat)), observation["observation"].astype(np.float32))
+        action = rnd.choice(state.legal_actions())
+        state.apply_action(action)
+        env.step(action)
+        returns += [env._cumulative_rewards.get(f"player_{p}", 0.0) for p in range(game.num_players())]
+        for p in range(game.num_players()):
+            env._cumulative_rewards[f"player_{p}"] = 0.0  # counted once into returns
+        np.testing.assert_allclose(state.returns(), returns, atol=1e-6)
+    assert not [agent for agent in env.agents if not (env.terminations[agent] or env.truncations[agent])]
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=IDS)
+def test_resample_keeps_the_information_state(params):
+    """At random points of random matches, every player's resampled states keep its information string, differ
+    in what it cannot see, replay to themselves from their history and play on legally."""
+    rnd = random.Random(3)
+    game = pyspiel.load_game(GAME_NAME, params)
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    changed = checked = 0
+    for _ in range(3):
+        state = game.new_initial_state()
+        while not state.is_terminal() and state.move_number() < 400:
+            state.apply_action(random_action(state, rnd))
+            if state.is_chance_node() or state.is_terminal() or rnd.random() > 0.15:
+                continue
+            player = rnd.randrange(game.num_players())
+            resampled = state.resample_from_infostate(player, sampler)
+            checked += 1
+            assert resampled.information_state_string(player) == state.information_state_string(player)
+            assert resampled.observation_tensor(player) == state.observation_tensor(player)
+            assert resampled.current_player() == state.current_player()
+            assert len(resampled.history()) == len(state.history())
+            changed += str(resampled) != str(state)
+            replayed = game.new_initial_state()
+            for action in resampled.history():
+                replayed.apply_action(action)
+            assert str(replayed) == str(resampled)
+            assert replayed.information_state_string(player) == state.information_state_string(player)
+            while not resampled.is_terminal() and len(resampled.history()) < len(state.history()) + 40:
+                resampled.apply_action(random_action(resampled, rnd))
+    assert checked > 10 and changed > checked // 2
