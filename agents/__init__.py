@@ -14,6 +14,8 @@ Specs:
 ``ckpt:PATH``          a trained policy checkpoint (written by the trainer)
 ``pretrained``         the policy shipped in ``models/pretrained.pt``: the PPO policy with its card play
                        distilled from ``search:pimc`` (its recipe: docs/training.md)
+``openspiel:ismcts``   OpenSpiel's ISMCTSBot on ``python_pedro`` (the openspiel extra; docs/openspiel.md):
+                       ``openspiel:ismcts,simulations=1000,rollout=engine,horizon=deal``
 =====================  ==========================================================================
 
 ``ckpt:`` and ``pretrained`` take ``,greedy=false`` to sample from the policy instead of playing
@@ -57,6 +59,7 @@ REGISTRY: dict[str, dict[str, str]] = {
         "full": "agents.search:LookaheadAgent",
         "policy": "agents.search.guided:PolicySearchAgent",
     },
+    "openspiel": {"ismcts": "agents.openspiel_bots:IsmctsAgent"},  # needs the openspiel extra
 }
 AGENT_SPECS = (
     ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names] + ["ckpt:PATH", "pretrained"]
@@ -202,7 +205,10 @@ def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> 
         agent.name = parsed.text
         return agent
     module_name, class_name = REGISTRY[parsed.kind][parsed.name].split(":")
-    agent_class = getattr(importlib.import_module(module_name), class_name)
+    try:
+        agent_class = getattr(importlib.import_module(module_name), class_name)
+    except ImportError as error:  # an optional extra (openspiel:*) that is not installed
+        raise AgentSpecError(f"agent spec {spec!r}: {error}") from None
     given = option_values(agent_class, parsed.options, parsed.text)
     try:
         agent = agent_class(config, **{**given, **options})

@@ -168,6 +168,18 @@ class SingleGame:
         self._bind_kernels(state)
         self._refresh()
 
+    @classmethod
+    def at_position(cls, state: PedroState, config: PedroConfig) -> SingleGame:
+        """A match that goes on from a copy of ``state`` (one game of ``config``; its later deals hashed from its
+        seed): what a search that starts from a sampled world steps."""
+        game = cls(config)
+        game.state = state.copy()
+        game.seed, game.match_index = int(state.seed[0]), int(state.match_index[0])
+        game.first_dealer = int(state.dealer[0])
+        game._bind_kernels(game.state)
+        game._refresh()
+        return game
+
     def _deck_source(self, state: PedroState, games: np.ndarray) -> np.ndarray:
         deal = int(state.deal_index[0])
         if deal < len(self._decks):

@@ -35,6 +35,7 @@ ABOUT = {
     "search:full": "sampled look-ahead for bids, trumps and discards, PIMC in the play (thinks ~0.1-1 s a move)",
     "search:policy": "look-ahead at every move with a shipped policy as everyone's model (thinks ~0.1-1 s a move)",
     "pretrained": "the shipped self-play PPO policy",
+    "openspiel:ismcts": "OpenSpiel's ISMCTS (100 simulations a move) on the python_pedro game",
 }
 NEEDS_POLICY = ("search:policy",)  # offered only where a shipped policy loads (torch installed)
 SHIPPED_FILES = (*PRETRAINED_PATHS.values(), PPO_POLICY_PATH)
@@ -89,6 +90,7 @@ class Roster:
 
     def __init__(self, models_dir: str | Path | None = None) -> None:
         names = ["random"] + [f"{kind}:{name}" for kind, names in REGISTRY.items() for name in names]
+        names = [name for name in names if not name.startswith("openspiel:") or _has_pyspiel()]
         entries = [RosterEntry(name, name.split(":")[0], ABOUT.get(name, ""), name) for name in names]
         if _has_torch():
             entries.append(RosterEntry("pretrained", "policy", ABOUT["pretrained"], "pretrained"))
@@ -177,6 +179,15 @@ def checkpoint_entry(name: str, path: Path, folder: str) -> RosterEntry:
         return replace(entry, players=(), unfit=without_paths(str(error), entry))
     sizes = " or ".join(map(str, trained))
     return replace(entry, players=tuple(trained), unfit=f"it was trained for {sizes} players")
+
+
+def _has_pyspiel() -> bool:
+    """Whether OpenSpiel is installed (the openspiel extra): the openspiel:* agents are offered only then."""
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _has_torch() -> bool:

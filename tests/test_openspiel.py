@@ -112,3 +112,34 @@ def test_resample_keeps_the_information_state(params):
             while not resampled.is_terminal() and len(resampled.history()) < len(state.history()) + 40:
                 resampled.apply_action(random_action(resampled, rnd))
     assert checked > 10 and changed > checked // 2
+
+
+BOT_CASES = [
+    ({"episode": "deal"}, "openspiel:ismcts,simulations=4"),
+    ({"num_players": 3, "scoring": "simple", "episode": "deal"}, "openspiel:ismcts,simulations=4,rollout=openspiel"),
+    ({"num_players": 2, "target_score": 11, "max_deals": 2}, "openspiel:ismcts,simulations=3,horizon=match"),
+    ({"variant": "sancho", "refill": "dealer_robs", "episode": "deal"}, "openspiel:ismcts,simulations=4"),
+]
+
+
+@pytest.mark.parametrize(("params", "spec"), BOT_CASES, ids=[spec for _, spec in BOT_CASES])
+def test_ismcts_agent_plays_legal_moves_in_the_arena(params, spec):
+    """OpenSpiel's ISMCTSBot as an agent: a duplicate pair against the rule agent (the arena refuses an illegal
+    move), its decisions timed."""
+    from agents import make_agent
+    from arena.match import field_lineup, play_matches
+    from pedro_env.config import make_config
+
+    config = make_config(**params)
+    lineup = field_lineup([[make_agent(spec, config)], [make_agent("rule:heuristic", config)]], config.num_teams)
+    results = play_matches(lineup, config, pairs=1)
+    assert len(results) == config.num_teams
+    assert all(result.decision_cpu_s[0] > 0 for result in results)
+
+
+@pytest.mark.parametrize("spec", ["openspiel:ismcts,simulations=0", "openspiel:ismcts,rollout=fast"])
+def test_ismcts_agent_refuses_bad_options(spec):
+    from agents import AgentSpecError, make_agent
+
+    with pytest.raises(AgentSpecError, match="simulations|rollout"):
+        make_agent(spec)
