@@ -8,8 +8,8 @@ the Python one: the C++ bot cannot call back a Python game's resampling), whose 
 world per simulation. Options (``openspiel:ismcts,simulations=1000,rollout=openspiel``):
 
 - ``simulations``: ISMCTS simulations per decision; ``uct_c``: its exploration constant;
-- ``rollout``: ``engine`` (uniform random play stepped on the engine's match directly, no OpenSpiel state per
-  step) or ``openspiel`` (OpenSpiel's RandomRolloutEvaluator through the game's API; same play, slower);
+- ``rollout``: ``engine`` (uniform random play in one compiled call on the engine's match, no OpenSpiel state
+  per step) or ``openspiel`` (OpenSpiel's RandomRolloutEvaluator through the game's API; same play, slower);
 - ``horizon``: ``deal`` (the search's game ends with the deal: values are the deal's points reward) or
   ``match`` (played to the end of the match, later deals dealt at random).
 """
@@ -44,21 +44,17 @@ HORIZONS = ("deal", "match")
 
 class EngineRolloutEvaluator:
     """OpenSpiel's Evaluator interface (``evaluate``, ``prior``): the returns after uniformly random play to the end
-    of the game, stepped on a copy of the state's engine match (later deals hashed from a random seed); a uniform
-    prior. The same values as OpenSpiel's RandomRolloutEvaluator, without an OpenSpiel state per step."""
+    of the game, played in one compiled call on a copy of the state's engine match (:meth:`SingleGame.play_out`;
+    later deals hashed from a random seed); a uniform prior. The same play as OpenSpiel's RandomRolloutEvaluator,
+    without an OpenSpiel state per step."""
 
     def __init__(self, random_state: np.random.RandomState) -> None:
         self.random_state = random_state
 
     def evaluate(self, state: PedroGameState) -> np.ndarray:
-        returns = np.array(state.returns())
         match = state.match.copy()
         match.state.seed[0] = self.random_state.randint(2**62)
-        while not match.over:
-            legal = np.flatnonzero(match.legal_mask)
-            match.step(int(legal[self.random_state.randint(legal.size)]))
-            returns += match.state.rewards[0]
-        return returns
+        return np.array(state.returns()) + match.play_out(self.random_state.randint(2**32))
 
     def prior(self, state: PedroGameState) -> list[tuple[int, float]]:
         legal = state.legal_actions()
@@ -90,6 +86,7 @@ class IsmctsAgent(Agent):
         self.search_config = make_config(config, **episode)
         self.game: PedroGame = pyspiel.load_game(GAME_NAME, vars_of(self.search_config))
         self.tables = RuleTables.for_variant(config.variant)
+        self._match: SingleGame | None = None  # the engine match each sampled world is set into
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         observations, action_masks = np.atleast_2d(observations), np.atleast_2d(action_masks)
@@ -122,7 +119,11 @@ class IsmctsAgent(Agent):
         else:
             world, _ = sample_worlds(view, 0, config, 1, np.random.default_rng(rnd.getrandbits(63)))
         world.seed[0] = rnd.getrandbits(63)
-        return self.game.position_state(SingleGame.at_position(world, config))
+        if self._match is None:
+            self._match = SingleGame.at_position(world, config)
+        else:
+            self._match.set_position(world)
+        return self.game.position_state(self._match)  # a copy: the agent's match is only a template
 
 
 def vars_of(config: PedroConfig) -> dict:

@@ -174,11 +174,20 @@ class SingleGame:
         seed): what a search that starts from a sampled world steps."""
         game = cls(config)
         game.state = state.copy()
-        game.seed, game.match_index = int(state.seed[0]), int(state.match_index[0])
-        game.first_dealer = int(state.dealer[0])
         game._bind_kernels(game.state)
-        game._refresh()
+        game.set_position(state)
         return game
+
+    def set_position(self, state: PedroState) -> None:
+        """Go on from a copy of ``state`` (one game of this config, as :meth:`at_position`) instead: the compiled
+        kernels stay bound, so moving a match to another sampled world costs a copy of its arrays."""
+        self.started("set_position").buffer[:] = state.buffer
+        self.seed, self.match_index = int(state.seed[0]), int(state.match_index[0])
+        self.first_dealer = int(state.dealer[0])
+        self.action_history = []
+        self.terminated = self.truncated = False
+        self.status = 0
+        self._refresh()
 
     def _deck_source(self, state: PedroState, games: np.ndarray) -> np.ndarray:
         deal = int(state.deal_index[0])
@@ -252,6 +261,27 @@ class SingleGame:
             self.actor = status >> steps.AEC_ACTOR_SHIFT
         self.status = status
         return status
+
+    def play_out(self, seed: int) -> np.ndarray:
+        """Play uniformly random legal actions to the end of the match in compiled code (a search's rollout;
+        ``seed``: 0 .. 2**32 - 1, the same seed the same play); returns (n,) float64, the rewards summed. The
+        actions are not added to ``action_history``."""
+        state = self.started("play_out")
+        returns = np.zeros(self.config.num_players, dtype=np.float64)
+        _, step_args = self._step_call
+        while not self.over:
+            self.status = steps.random_playout(*step_args, returns, seed)
+            seed = (seed + 1) % 2**32
+            if self.status & steps.AEC_DEAL_OVER:
+                self.terminated = bool(self.status & steps.AEC_TERMINATED)
+                self.truncated = bool(self.status & steps.AEC_TRUNCATED)
+            if self.status & steps.AEC_WAITING:  # the next deal's deck comes from the injected ones
+                start_deal(state, self._pending_games[:1], self.config, self._deck_source)
+                self._refresh()
+            else:
+                self.over = bool(self.status & steps.AEC_OVER)
+                self.actor = self.status >> steps.AEC_ACTOR_SHIFT
+        return returns
 
     def redeal(self, deck: Any) -> None:
         """Deal the current deal again from ``deck`` (52 card strings or ids, top first) before anyone has acted in

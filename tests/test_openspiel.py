@@ -143,3 +143,23 @@ def test_ismcts_agent_refuses_bad_options(spec):
 
     with pytest.raises(AgentSpecError, match="simulations|rollout"):
         make_agent(spec)
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=IDS)
+def test_play_out_is_a_reproducible_legal_random_match(params):
+    """SingleGame.play_out (the engine rollout of openspiel:ismcts): the same seed the same play, to the match's end,
+    returns that add up as the env's (zero-sum points)."""
+    from pedro_env.single_game import SingleGame
+
+    match = SingleGame(**params)
+    match.reset(seed=4)
+    twin = match.copy()
+    returns = match.play_out(17)
+    assert match.over and np.array_equal(returns, twin.play_out(17))
+    assert np.array_equal(match.state.buffer, twin.state.buffer)
+    if match.config.reward == "points":
+        assert abs(returns.sum()) < 1e-5
+    other = twin.copy()
+    other.reset(seed=4)
+    other.play_out(18)
+    assert not np.array_equal(other.state.buffer, twin.state.buffer)

@@ -135,6 +135,32 @@ def aec_step(buf, eo, statics, actions, hashed, pending, mask, taken, deck, keys
     return status
 
 
+
+@njit(cache=True)
+def random_playout(buf, eo, statics, actions, hashed, pending, mask, taken, deck, keys, points, delta, returns, seed):
+    """Uniformly random legal actions by :func:`aec_step` (its arguments; ``mask`` the actor's legal mask on entry)
+    until the match is over or a deal waits for the caller's deck; adds each step's rewards to ``returns`` (n,)
+    float64 and answers the last status word. ``seed`` seeds numba's generator: the same seed, the same play."""
+    np.random.seed(seed)
+    f32 = typed_views(buf)[6]
+    status = np.int64(0)
+    while True:
+        legal = 0
+        for action in range(NUM_ACTIONS):
+            legal += mask[0, action]
+        pick = np.random.randint(legal)
+        for action in range(NUM_ACTIONS):
+            if mask[0, action]:
+                if pick == 0:
+                    actions[0] = action
+                    break
+                pick -= 1
+        status = aec_step(buf, eo, statics, actions, hashed, pending, mask, taken, deck, keys, points, delta)
+        for seat in range(returns.shape[0]):
+            returns[seat] += f32[eo[F_REWARDS] + seat]
+        if status & (AEC_OVER | AEC_WAITING):
+            return status
+
 def vector_step_scratch(params: np.ndarray, b: int) -> tuple:
     """The scratch arrays of :func:`vector_step` for ``b`` games: ``games`` (2B,) int64, then :func:`step_scratch`'s."""
     return (np.zeros(2 * b, dtype=np.int64), *step_scratch(params))
