@@ -35,6 +35,7 @@ SMALLER: dict[str, list[tuple[str, str]]] = {
         ("for _ in range(1000):", "for _ in range(100):"),
     ],
     "docs/environment.md": [("for _ in range(1000):", "for _ in range(50):")],
+    "docs/openspiel.md": [("max_simulations=100,", "max_simulations=10,")],
 }
 """Page -> (text, its smaller stand-in) applied to the page's snippets before they run (tests stay fast)."""
 

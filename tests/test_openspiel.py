@@ -163,3 +163,21 @@ def test_play_out_is_a_reproducible_legal_random_match(params):
     other.reset(seed=4)
     other.play_out(18)
     assert not np.array_equal(other.state.buffer, twin.state.buffer)
+
+
+def test_the_ismcts_benchmark_prints_a_cost_per_decision():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.openspiel_ismcts", "--deals", "1", "--specs", "openspiel:ismcts,simulations=3"],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.splitlines()[-1].split()
+    assert last[0] == "openspiel:ismcts,simulations=3" and float(last[1]) > 0 and last[2:5] == ["CPU", "s", "per"]

@@ -121,6 +121,7 @@ PAGES: dict[str, dict[str, Callable[[], str]]] = {
         "observation-rules": observation_rules_table,
     },
     "docs/agents.md": {"rule-options": rule_options_table},
+    "docs/openspiel.md": {"rules-config": rules_table},  # python_pedro's parameters are the config keys
     "docs/training.md": {"train-config": train_table},
 }
 """Page (relative to the repository root) -> the tables it owns, by marker name."""
