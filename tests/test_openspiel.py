@@ -171,7 +171,15 @@ def test_the_ismcts_benchmark_prints_a_cost_per_decision():
     from pathlib import Path
 
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.openspiel_ismcts", "--deals", "1", "--specs", "openspiel:ismcts,simulations=3"],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.openspiel_ismcts",
+            "--deals",
+            "1",
+            "--specs",
+            "openspiel:ismcts,simulations=3",
+        ],
         cwd=Path(__file__).resolve().parents[1],
         capture_output=True,
         text=True,
