@@ -75,9 +75,7 @@ def test_same_match_as_the_aec_env(params):
         action = rnd.choice(state.legal_actions())
         state.apply_action(action)
         env.step(action)
-        returns += [env._cumulative_rewards.get(f"player_{p}", 0.0) for p in range(game.num_players())]
-        for p in range(game.num_players()):
-            env._cumulative_rewards[f"player_{p}"] = 0.0  # counted once into returns
+        returns += [env.rewards.get(f"player_{p}", 0.0) for p in range(game.num_players())]  # this step's
         np.testing.assert_allclose(state.returns(), returns, atol=1e-6)
     assert not [agent for agent in env.agents if not (env.terminations[agent] or env.truncations[agent])]
 
