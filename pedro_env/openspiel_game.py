@@ -292,7 +292,7 @@ class PedroGameState(pyspiel.State):
 
     # ---- resampling ----
     _replayed: list[int] | None = None  # while a resampled state records its history: the player of each action
-    _replay_done: list[int] = []
+    _replay_done: list[int] | None = None  # and the actions recorded so far
 
     def resample_from_infostate(self, player: int, probability_sampler: Any) -> PedroGameState:
         """A state whose ``information_state_string(player)`` is this one's: this history with the current deal's
@@ -310,27 +310,24 @@ class PedroGameState(pyspiel.State):
         return self._with_history(deck, replayed)
 
     def _with_history(self, deck: list[int], replayed: SingleGame | None) -> PedroGameState:
-        """A new state with this history, the current deal's cards replaced by ``deck`` and the engine by
-        ``replayed`` (None: this state's engine); its history is recorded through ``apply_action``."""
+        """A new state with this history, the current deal's cards so far replaced by ``deck`` and the engine by
+        ``replayed`` (None: a copy of this one's); its history is recorded through ``apply_action``."""
         history = self.full_history()
-        kept = len(history) - len(deck) - len(self._decisions) if deck else len(history)
-        actions = [step.action for step in history[:kept]] + list(deck) + list(self._decisions) if deck else None
+        tail = list(deck) + list(self._decisions) if deck else []  # the current deal's actions, new cards first
+        actions = [step.action for step in history[: len(history) - len(tail)]] + tail
         clone = self.get_game().new_initial_state()
-        clone._replayed = [step.player for step in history]
-        clone._replay_done = []
-        for action in actions if actions is not None else (step.action for step in history):
+        clone._replayed, clone._replay_done = [step.player for step in history], []
+        for action in actions:
             clone.apply_action(action)
         del clone._replayed, clone._replay_done
         for name, value in self.__dict__.items():
-            if name not in ("_replayed", "_replay_done"):
-                setattr(clone, name, value if name in ("_past", "_deal_start") else _copied(value))
-        if deck and replayed is not None:
-            clone._match = replayed
+            setattr(clone, name, value if name in ("_past", "_deal_start") else _copied(value))
+        if deck:
             clone._deck = bytes(deck)
+        if replayed is not None:
             dealer = int(replayed.state.dealer[0])
+            clone._match = replayed
             clone._dealt = tuple(own_dealt_hand(deck, self._config, dealer, p) for p in range(self._config.num_players))
-        elif deck:
-            clone._deck = bytes(deck)
         return clone
 
 
