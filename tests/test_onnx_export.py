@@ -200,6 +200,19 @@ def test_onnxruntime_plays_a_fresh_policy_at_every_table_size(
     onnx.checker.check_model(onnx.load(graph))
 
 
+def test_the_graph_and_the_torch_file_record_one_provenance_kept_through_a_second_export(tmp_path: Path) -> None:
+    """The ONNX metadata's ``exported`` and ``decisions`` are those of the torch file written beside it, and an
+    exported policy exported again keeps its record (its run, decisions and seconds), not the export's zeros."""
+    source = fresh_policy(tmp_path / "run.pt", True, False, seed=2)
+    for given, out in [(source, tmp_path / "first.pt"), (tmp_path / "first.pt", tmp_path / "second.pt")]:
+        assert train_main(["--export", str(given), str(out)]) == 0
+        written = load_checkpoint(out)["exported"]
+        assert written == {"source": str(source), "decisions": 1234, "training_s": 0.0}
+        metadata = {entry.key: entry.value for entry in onnx.load(out.with_suffix(".onnx")).metadata_props}
+        assert json.loads(metadata["exported"]) == written and metadata["decisions"] == "1234"
+        assert metadata["source"] == str(given)
+
+
 def one_line(text: str) -> str:
     lines = text.strip().splitlines()
     assert len(lines) == 1, text

@@ -92,24 +92,34 @@ def checkpoint_config(payload: dict[str, Any], path: str | Path) -> TrainConfig:
         raise CheckpointError(f"checkpoint {path} has a config that no longer checks: {error}") from None
 
 
+def provenance(payload: dict[str, Any], source: str | Path) -> dict[str, Any]:
+    """Where the policy of checkpoint ``payload`` came from, as ``OUT`` records it (``exported``): a run's checkpoint
+    gives its source, decisions and training seconds; a policy that is already alone (an export, a distillation: no
+    counters) keeps the record it carries, so exporting it again loses nothing."""
+    carried = payload.get("exported")
+    if "counters" not in payload and isinstance(carried, dict):
+        return carried
+    counters = payload.get("counters") if isinstance(payload.get("counters"), dict) else {}
+    elapsed = counters.get("elapsed_s", 0.0)
+    return {
+        "source": str(source),
+        "decisions": checkpoint_decisions(payload),
+        "training_s": float(elapsed) if isinstance(elapsed, (int, float)) else 0.0,
+    }
+
+
 def policy_alone(payload: dict[str, Any], source: str | Path) -> dict[str, Any]:
     """The policy of checkpoint ``payload`` alone, as ``OUT`` holds it: rules, training config, network, weights,
-    observation layout, and where it came from (``exported``: the source, its decisions and training seconds)."""
+    observation layout, and where it came from (``exported``: :func:`provenance`)."""
     from agents.policy import observation_layout
 
     layout = payload.get("observation_layout") or observation_layout(checkpoint_config(payload, source).pedro_config)
-    counters = payload.get("counters") if isinstance(payload.get("counters"), dict) else {}
-    elapsed = counters.get("elapsed_s", 0.0)
     return {
         "config": payload["config"],
         "network": payload["network"],
         "model": payload["model"],
         "observation_layout": layout,
-        "exported": {
-            "source": str(source),
-            "decisions": checkpoint_decisions(payload),
-            "training_s": float(elapsed) if isinstance(elapsed, (int, float)) else 0.0,
-        },
+        "exported": provenance(payload, source),
     }
 
 
@@ -136,9 +146,11 @@ def export_policy(source: str | Path, destination: str | Path) -> tuple[Path, Pa
     model is built before either file is written."""
     check_export_output(source, destination)
     payload = load_checkpoint(source)
-    graph = onnx_policy(payload, source) if onnx_available() else None
+    alone = policy_alone(payload, source)
+    # the graph's metadata records the provenance the torch file beside it records
+    graph = onnx_policy({**payload, "exported": alone["exported"]}, source) if onnx_available() else None
     try:
-        policy = save_checkpoint(policy_alone(payload, source), destination)
+        policy = save_checkpoint(alone, destination)
     except OutputPathError as error:
         raise OutputPathError(f"{error}; {destination} is as it was") from None
     if graph is None:
