@@ -180,8 +180,12 @@ class SingleGame:
 
     def set_position(self, state: PedroState) -> None:
         """Go on from a copy of ``state`` (one game of this config, as :meth:`at_position`) instead: the compiled
-        kernels stay bound, so moving a match to another sampled world costs a copy of its arrays."""
+        kernels stay bound, so moving a match to another sampled world costs a copy of its arrays. Decks injected
+        before are dropped: the later deals come from ``state``'s seed."""
         self.started("set_position").buffer[:] = state.buffer
+        self._decks = np.zeros((0, 52), dtype=np.int8)
+        if not self._step_call[1][4]:  # bound to wait for injected decks: the kernel deals the seed's, as at_position's
+            self._bind_kernels(self.state)
         self.seed, self.match_index = int(state.seed[0]), int(state.match_index[0])
         self.first_dealer = int(state.dealer[0])
         self.action_history = []

@@ -163,6 +163,24 @@ def test_play_out_is_a_reproducible_legal_random_match(params):
     assert not np.array_equal(other.state.buffer, twin.state.buffer)
 
 
+@pytest.mark.parametrize("params", CONFIGS[:3], ids=IDS[:3])
+def test_set_position_goes_on_from_the_seed_as_at_position_does(params):
+    """A match moved to a position (SingleGame.set_position, how openspiel:ismcts reuses one match) deals its later
+    deals from the position's seed, as a match made there (at_position) does, even if it had decks injected."""
+    from pedro_env.single_game import SingleGame
+
+    source = SingleGame(**params)
+    source.reset(seed=21)
+    source.step("pass")  # the position: mid-auction of the first deal
+    made_there = SingleGame.at_position(source.state, source.config)
+    moved = SingleGame(**params)
+    decks = [list(map(int, deck)) for deck in hashed_decks(np.full(4, 5, dtype=np.uint64), np.zeros(4), np.arange(4))]
+    moved.reset(seed=1, options={"decks": decks})
+    moved.set_position(source.state)
+    assert np.array_equal(made_there.play_out(3), moved.play_out(3))
+    assert np.array_equal(made_there.state.buffer, moved.state.buffer)
+
+
 def test_the_ismcts_benchmark_prints_a_cost_per_decision():
     import subprocess
     import sys
