@@ -22,6 +22,7 @@ from typing import Any
 
 from agents import PPO_POLICY_PATH, PRETRAINED_PATHS
 from agents.checkpoint import load_checkpoint
+from agents.onnx_policy import has_value_output
 from agents.policy import network_from_checkpoint, recorded_layout_version, trained_rule_sets
 from pedro_env.cli import OneLineErrorParser
 from pedro_env.config import PedroConfig
@@ -273,7 +274,7 @@ def summary_rows(model: ShippedModel, payload: dict[str, Any], rules: PedroConfi
             f"to their entries ([training.md]({DOCS}training.md#the-run-directory-checkpoints-and-resuming))"
         )
     trunk = "a shared trunk with a policy head and a value head" if shape.shared_trunk else "separate actor and critic"
-    outputs = "logits and value" if shape.critic_input_size == shape.observation_size else "logits"
+    outputs = "logits and value" if has_value_output(network) else "logits"
     size = model.path.stat().st_size
     return [
         "| | |",
