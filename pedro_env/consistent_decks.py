@@ -14,7 +14,7 @@ that dealing it and replaying the deal's decisions reproduces the player's obser
    draws in the drawing order (eldest to dealer, the maker's face-up trumps first), the dead stock shuffled.
 
 :func:`replay_deal` checks a deck by replaying; :func:`consistent_deck` retries a deck that fails (none should:
-the tests count them). Seats are absolute unless named relative; card sets are Python ints.
+tests/test_consistent_decks.py allows no retry). Seats are absolute unless named relative; card sets are Python ints.
 """
 
 from __future__ import annotations
