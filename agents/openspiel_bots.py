@@ -16,6 +16,7 @@ world per simulation. Options (``openspiel:ismcts,simulations=1000,rollout=opens
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -75,8 +76,8 @@ class IsmctsAgent(Agent):
         super().__init__(config)
         if simulations < 1:
             raise ValueError(f"simulations must be an int >= 1, got {simulations}")
-        if uct_c <= 0:
-            raise ValueError(f"uct_c must be above 0, got {uct_c}")
+        if not (math.isfinite(uct_c) and uct_c > 0):  # nan would make every UCT score nan
+            raise ValueError(f"uct_c must be a finite float above 0, got {uct_c}")
         if rollout not in ROLLOUTS:
             raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, got {rollout!r}")
         if horizon not in HORIZONS:

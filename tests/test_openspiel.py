@@ -5,6 +5,7 @@ serialization over rule sets and table sizes, the same match played through pysp
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -135,12 +136,22 @@ def test_ismcts_agent_plays_legal_moves_in_the_arena(params, spec):
     assert all(result.decision_cpu_s[0] > 0 for result in results)
 
 
-@pytest.mark.parametrize("spec", ["openspiel:ismcts,simulations=0", "openspiel:ismcts,rollout=fast"])
-def test_ismcts_agent_refuses_bad_options(spec):
+@pytest.mark.parametrize(
+    ("spec", "named"),
+    [
+        ("openspiel:ismcts,simulations=0", "simulations must be an int >= 1, got 0"),
+        ("openspiel:ismcts,rollout=fast", "rollout must be one of engine, openspiel, got 'fast'"),
+        ("openspiel:ismcts,horizon=game", "horizon must be one of deal, match, got 'game'"),
+        ("openspiel:ismcts,uct_c=nan", "uct_c must be a finite float above 0, got nan"),
+        ("openspiel:ismcts,uct_c=-1", "uct_c must be a finite float above 0, got -1"),
+    ],
+)
+def test_ismcts_agent_refuses_bad_options(spec, named):
     from agents import AgentSpecError, make_agent
 
-    with pytest.raises(AgentSpecError, match="simulations|rollout"):
+    with pytest.raises(AgentSpecError, match=re.escape(named)) as refused:
         make_agent(spec)
+    assert "\n" not in str(refused.value)
 
 
 @pytest.mark.parametrize("params", CONFIGS, ids=IDS)
