@@ -131,9 +131,10 @@ def option_values(agent_class: type, texts: dict[str, str], spec: str) -> dict[s
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """A parsed agent spec: ``kind`` is ``random``, ``rule``, ``search``, ``ckpt`` or ``pretrained``; ``name`` the
-    registered agent (rule and search kinds) or the checkpoint path (``ckpt``; the shipped file for ``pretrained``);
-    ``options`` the text of each ``,KEY=VALUE`` part (read by the option's type when the agent is built)."""
+    """A parsed agent spec: ``kind`` is ``random``, a :data:`REGISTRY` kind (``rule``, ``search``, ``openspiel``),
+    ``ckpt`` or ``pretrained``; ``name`` the registered agent or the checkpoint path (``ckpt``; the shipped file for
+    ``pretrained``); ``options`` the text of each ``,KEY=VALUE`` part (read by the option's type when the agent is
+    built)."""
 
     text: str
     kind: str
