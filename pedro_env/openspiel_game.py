@@ -13,7 +13,7 @@ Needs the ``openspiel`` extra. A face of the engine like the AEC env: a state ho
   nodes that follow it, as OpenSpiel's tests collect them), ``returns()`` their sum.
 - Observation tensor: the player's observation (:mod:`pedro_env.observation_layout`) as float32; the
   information-state tensor is the same encoding. Both are zeros at chance nodes (no card is seen until the
-  deal is complete).
+  deal is complete). Observers see as one player: a public-only or all-players observer is refused.
 - Information-state string: perfect recall, the player's view of the history: the first dealer, then per deal
   its dealer, the player's dealt hand, every decision (all public), what the refill turned face up and the
   draw counts, and the player's current hand. Observation string: the table as the player sees it.
@@ -108,6 +108,13 @@ class PedroGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type: Any = None, params: dict | None = None) -> PedroObserver:
         if params:
             raise ValueError(f"{GAME_NAME} observers take no parameters, got {params}")
+        one_player = pyspiel.PrivateInfoType.SINGLE_PLAYER
+        if iig_obs_type is not None and not (iig_obs_type.public_info and iig_obs_type.private_info == one_player):
+            # a public-only observer would be handed the player's hand, an all-players one only the player's
+            raise ValueError(
+                f"{GAME_NAME} observes as one player sees the table (public_info=True, private_info=SINGLE_PLAYER), "
+                f"got public_info={iig_obs_type.public_info}, private_info={iig_obs_type.private_info.name}"
+            )
         perfect_recall = iig_obs_type is not None and iig_obs_type.perfect_recall
         return PedroObserver(perfect_recall)
 

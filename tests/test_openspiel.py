@@ -50,6 +50,18 @@ def test_parameters_are_the_config_keys():
         pyspiel.load_game(GAME_NAME, {"num_players": 5})
 
 
+@pytest.mark.parametrize(("public_info", "private_info"), [(True, "NONE"), (True, "ALL_PLAYERS"), (False, "NONE")])
+def test_an_observer_of_another_kind_than_one_player_is_refused(public_info, private_info):
+    """A public observer would be handed the player's hand, an all-players one would miss the other hands."""
+    kind = pyspiel.IIGObservationType(
+        public_info=public_info, perfect_recall=False, private_info=getattr(pyspiel.PrivateInfoType, private_info)
+    )
+    with pytest.raises(ValueError, match=f"private_info=SINGLE_PLAYER\\), got public_info={public_info}, "):
+        pyspiel.load_game(GAME_NAME).make_py_observer(kind)
+    for perfect_recall in (False, True):  # what information_state_tensor and observation_tensor ask for
+        pyspiel.load_game(GAME_NAME).make_py_observer(pyspiel.IIGObservationType(perfect_recall=perfect_recall))
+
+
 @pytest.mark.parametrize("params", CONFIGS, ids=IDS)
 def test_same_match_as_the_aec_env(params):
     """Same dealer, same decks, same actions: every legal set, observation and return is the env's."""
