@@ -11,15 +11,14 @@ Needs the openspiel extra.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
-from agents import make_agent
+from agents import AgentSpecError, make_agent
 from agents.base import RandomAgent
-from pedro_env.cli import one_line_on_interrupt
+from pedro_env.cli import OneLineErrorParser, int_at_least, one_line_on_interrupt
 from pedro_env.config import make_config
 from pedro_env.vector import PedroVectorEnv
 
@@ -42,16 +41,25 @@ def decision_points(deals: int) -> list[tuple[np.ndarray, np.ndarray]]:
 
 @one_line_on_interrupt("python -m benchmarks.openspiel_ismcts")
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(prog="python -m benchmarks.openspiel_ismcts", description=__doc__.splitlines()[0])
     parser.add_argument("--specs", nargs="+", default=SPECS, help="openspiel:ismcts specs to time")
-    parser.add_argument("--deals", type=int, default=6, help="random deals whose decisions are timed")
-    parser.add_argument("--every", type=int, default=4, help="time every k-th decision from 1,000 simulations up")
+    parser.add_argument("--deals", type=int_at_least(1), default=6, help="random deals whose decisions are timed")
+    parser.add_argument(
+        "--every", type=int_at_least(1), default=4, help="time every k-th decision from 1,000 simulations up"
+    )
     args = parser.parse_args(argv)
-    points = decision_points(args.deals)
     config, rng = make_config(episode="deal"), np.random.default_rng(0)
+    agents = {}
+    for spec in args.specs:  # every spec checked before any work
+        try:
+            agents[spec] = make_agent(spec, config)
+        except AgentSpecError as error:
+            parser.error(str(error))
+        if not spec.startswith("openspiel:ismcts"):
+            parser.error(f"--specs takes openspiel:ismcts specs (openspiel:ismcts,simulations=1000), got {spec!r}")
+    points = decision_points(args.deals)
     print(f"{len(points)} decisions of {args.deals} random deals (4 players, default rules)")
-    for spec in args.specs:
-        agent = make_agent(spec, config)
+    for spec, agent in agents.items():
         timed = points[:: args.every] if agent.simulations >= 1000 else points
         started = time.process_time()
         for observation, mask in timed:

@@ -228,3 +228,21 @@ def test_the_ismcts_benchmark_prints_a_cost_per_decision():
     assert done.returncode == 0, done.stderr
     last = done.stdout.splitlines()[-1].split()
     assert last[0] == "openspiel:ismcts,simulations=3" and float(last[1]) > 0 and last[2:5] == ["CPU", "s", "per"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["--deals", "0"], "argument --deals: must be an int >= 1, got '0'"),
+        (["--every", "0"], "argument --every: must be an int >= 1, got '0'"),
+        (["--specs", "random"], "--specs takes openspiel:ismcts specs (openspiel:ismcts,simulations=1000), got"),
+        (["--specs", "openspiel:ismcts,simulations=0"], "simulations must be an int >= 1, got 0"),
+    ],
+)
+def test_the_ismcts_benchmark_refuses_bad_arguments_in_one_line(arguments, named, capsys):
+    from benchmarks.openspiel_ismcts import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(arguments)
+    error = capsys.readouterr().err
+    assert refused.value.code == 2 and error.count("\n") == 1 and named in error
