@@ -8,7 +8,8 @@ Needs the ``openspiel`` extra. A face of the engine like the AEC env: a state ho
 - Chance: first the first dealer (``num_players`` outcomes, uniform), then each deal's deck card by card,
   top first: 52 chance nodes, outcome = card id, uniform over the cards not yet dealt. The engine deals the
   whole deck once it is complete (:meth:`SingleGame.redeal`), so the history fixes the state.
-- Actions: the engine's 133 (:mod:`pedro_env.actions`; ``action_to_string`` gives their text).
+- Actions: the engine's 133 (:mod:`pedro_env.actions`; ``action_to_string`` gives their text); ``apply_action``
+  takes only ``legal_actions()`` (a renege is never one, under ``renege="penalty"`` too).
 - Rewards: the env's (``reward`` key): ``rewards()`` those of the last decision (kept through the chance
   nodes that follow it, as OpenSpiel's tests collect them), ``returns()`` their sum.
 - Observation tensor: the player's observation (:mod:`pedro_env.observation_layout`) as float32; the
@@ -39,6 +40,7 @@ from pedro_env.config import PedroConfig, make_config
 from pedro_env.consistent_decks import consistent_deck, own_dealt_hand
 from pedro_env.observation_layout import OBSERVATION_SIZE
 from pedro_env.render import render_table
+from pedro_env.rules import IllegalActionError, illegal_action_message
 from pedro_env.single_game import SingleGame
 from pedro_env.state import DISCARD, PLAY
 
@@ -198,6 +200,8 @@ class PedroGameState(pyspiel.State):
             return
         match = self._match
         phase, robbing, actor = int(match.state.phase[0]), bool(match.state.robbing[0]), match.actor
+        if not (0 <= action < NUM_ACTIONS and match.legal_mask[action]):  # the engine would take a "penalty" renege
+            raise IllegalActionError(illegal_action_message(action, match.legal_mask, f"for player {actor}"))
         match.step(action)
         self._rewards = [round(float(r) * self._reward_scale) / self._reward_scale for r in match.state.rewards[0]]
         self._returns = [total + r for total, r in zip(self._returns, self._rewards)]

@@ -93,6 +93,31 @@ def test_same_match_as_the_aec_env(params):
     assert not [agent for agent in env.agents if not (env.terminations[agent] or env.truncations[agent])]
 
 
+def test_apply_action_refuses_an_action_outside_the_legal_ones_a_penalty_renege_included():
+    """Under renege="penalty" the engine accepts a renege, but legal_actions() never lists one: apply_action refuses
+    it in one line, naming the legal actions, and the state is as it was."""
+    from pedro_env.actions import PLAY_OFFSET
+    from pedro_env.cards import set_to_list
+    from pedro_env.rules import IllegalActionError
+    from pedro_env.state import PLAY
+
+    rnd = random.Random(0)
+    state = pyspiel.load_game(GAME_NAME, {"renege": "penalty", "episode": "deal"}).new_initial_state()
+    while True:
+        match = state.match
+        if not state.is_chance_node() and int(match.state.phase[0]) == PLAY:
+            held = [PLAY_OFFSET + card for card in set_to_list(match.state.hands[0, match.actor])]
+            reneges = [action for action in held if action not in state.legal_actions()]
+            if reneges:
+                break
+        state.apply_action(random_action(state, rnd))
+        assert not state.is_terminal(), "no position with a renege in this deal: pick another seed"
+    before = (state.history(), str(state))
+    with pytest.raises(IllegalActionError, match=f"for player {match.actor}: the legal actions are") as refused:
+        state.apply_action(reneges[0])
+    assert "\n" not in str(refused.value) and (state.history(), str(state)) == before
+
+
 @pytest.mark.parametrize("params", CONFIGS, ids=IDS)
 def test_resample_keeps_the_information_state(params):
     """At random points of random matches, every player's resampled states keep its information string, differ
