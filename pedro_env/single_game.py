@@ -37,7 +37,7 @@ from pedro_env.rules import (
     seed_deck_source,
     start_deal,
 )
-from pedro_env.state import OVER, PedroState
+from pedro_env.state import BID, NOT_BID, OVER, PedroState
 
 OPTION_KEYS = ("dealer", "decks")  # reset's options
 SEQUENCE_TYPES = (list, tuple, np.ndarray)  # what a list of decks, and each deck, may be
@@ -290,9 +290,12 @@ class SingleGame:
     def redeal(self, deck: Any) -> None:
         """Deal the current deal again from ``deck`` (52 card strings or ids, top first) before anyone has acted in
         it: the OpenSpiel face (:mod:`pedro_env.openspiel_game`) draws a deal's cards as chance outcomes after the
-        engine has begun it. The deck is kept as that deal's (:meth:`deck_of_deal`)."""
+        engine has begun it. The deck is kept as that deal's (:meth:`deck_of_deal`); RuntimeError once someone has
+        acted."""
         state = self.started("redeal")
         deal = int(state.deal_index[0])
+        if state.phase[0] != BID or (state.bids[0] != NOT_BID).any():
+            raise RuntimeError(f"redeal() deals deal {deal} again before anyone has acted in it; someone has")
         decks = parse_decks([deck], "deck")
         if self._decks.shape[0] < deal + 1:  # keep the record: deck_of_deal answers this deck for this deal
             kept = np.zeros((deal + 1, 52), dtype=np.int8)

@@ -229,6 +229,22 @@ def test_set_position_goes_on_from_the_seed_as_at_position_does(params):
     assert np.array_equal(made_there.state.buffer, moved.state.buffer)
 
 
+@pytest.mark.parametrize("params", CONFIGS[:3], ids=IDS[:3])
+def test_redeal_is_refused_once_someone_has_acted(params):
+    from pedro_env.single_game import SingleGame
+
+    match = SingleGame(**params)
+    match.reset(seed=2)
+    deck = list(range(52))
+    match.redeal(deck)  # nobody has spoken: the deal is dealt again from this deck
+    assert match.deck_of_deal(0)[:3] == ["2C", "3C", "4C"]
+    match.step("pass")
+    before = match.state.buffer.copy()
+    with pytest.raises(RuntimeError, match="redeal\\(\\) deals deal 0 again before anyone has acted in it"):
+        match.redeal(deck)
+    assert np.array_equal(match.state.buffer, before)
+
+
 def test_the_ismcts_benchmark_prints_a_cost_per_decision():
     import subprocess
     import sys
