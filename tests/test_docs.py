@@ -28,6 +28,7 @@ PAGES_READ = [
 ]
 STUDIES = sorted((REPO_ROOT / "docs" / "studies").glob("*.md"))
 README_MOST_LINES = 335
+TRAINING_MOST_LINES = 350  # docs/training.md: a reference (how training works, the recipes, the keys); studies elsewhere
 
 SMALLER: dict[str, list[tuple[str, str]]] = {
     "README.md": [
@@ -72,6 +73,13 @@ def test_the_readme_is_a_short_guide() -> None:
     assert commands is not None and commands.group(1) == "bash", "README.md opens with its two commands"
     assert "pedro-train configs/ppo_selfplay.yaml" in commands.group(2)
     assert "python -m pytest -q -n 2 tests" in commands.group(2)
+
+
+def test_the_training_page_is_a_reference() -> None:
+    lines = (REPO_ROOT / "docs" / "training.md").read_text().splitlines()
+    assert len(lines) <= TRAINING_MOST_LINES, (
+        f"docs/training.md has {len(lines)} lines; keep it to {TRAINING_MOST_LINES} (a study goes to docs/studies/)"
+    )
 
 
 @pytest.mark.parametrize("page", PAGES_READ + STUDIES, ids=page_name)
