@@ -142,6 +142,14 @@ def _check_combinations(merged: dict[str, Any]) -> None:
         raise TrainConfigError(
             "config key 'partner_share' > 0 needs 'baseline_opponents' (the partners come from them)"
         )
+    restarts = list(merged["lr_restarts"])
+    if restarts != sorted(set(restarts)) or (restarts and restarts[-1] >= merged["total_decisions"]):
+        raise TrainConfigError(
+            f"config key 'lr_restarts' = {restarts} is not allowed: decision counts in increasing order, each below "
+            f"'total_decisions' ({merged['total_decisions']})"
+        )
+    if merged["lr_restart"] > 0 and not restarts:
+        raise TrainConfigError("config key 'lr_restart' > 0 needs 'lr_restarts' (the decisions where it applies)")
     if merged["opponent_share"] > 0 and not merged["baseline_opponents"] and merged["league_size"] == 0:
         raise TrainConfigError(
             "config key 'opponent_share' > 0 needs opponents: give 'baseline_opponents' or a 'league_size' >= 1"

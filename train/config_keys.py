@@ -94,7 +94,13 @@ class TrainConfig:
     lr: float = key(3e-4, low=0.0)
     """Adam learning rate."""
     anneal_lr: bool = True
-    """Decay the learning rate linearly to 0 over ``total_decisions``."""
+    """Decay the learning rate linearly to 0 over ``total_decisions`` (over each segment, with ``lr_restarts``)."""
+    lr_restarts: tuple[int, ...] = key((), low=1, high=2**62, words="a list of decision counts, e.g. [24_000_000]")
+    """Warm restarts: at each of these decisions (increasing, below ``total_decisions``) the learning rate jumps to
+    ``lr_restart`` and Adam's moment estimates start afresh; each segment decays to 0 by the next
+    (train/schedule.py)."""
+    lr_restart: float = key(0.0, low=0.0)
+    """The learning rate each of ``lr_restarts`` jumps to (0: ``lr``)."""
     gamma: float = key(0.99, low=0.0, high=1.0)
     """Discount per decision of the same seat."""
     gae_lambda: float = key(0.95, low=0.0, high=1.0)

@@ -40,6 +40,7 @@ from train.distributed import (
 from train.league import League, OpponentPool
 from train.ppo import Rollout, SeatCredit, ppo_update, seat_advantages
 from train.rules_mix import allot_games
+from train.schedule import LearningRateSchedule
 from train.stats import GameStats, tag_of
 from train.table_group import Seating, TableGroup
 from train.teacher import DeferredLabels, Teacher, share_policy_agents
@@ -439,11 +440,18 @@ class Trainer(CheckpointState, Evaluation):
         """Updates in the run, over the job's rollouts (``world_size`` ranks each add one per update)."""
         return max(1, math.ceil(self.config.total_decisions / (self.config.rollout_decisions * self.ranks.world_size)))
 
+    @property
+    def lr_schedule(self) -> LearningRateSchedule:
+        """The learning rate of every update: linear decay to 0 with ``anneal_lr`` over each ``lr_restarts`` segment."""
+        config = self.config
+        per_update = config.rollout_decisions * self.ranks.world_size
+        return LearningRateSchedule.of_run(
+            config.lr, config.lr_restarts, config.lr_restart, per_update, self.num_updates, config.anneal_lr
+        )
+
     def learning_rate(self) -> float:
-        """The learning rate of the next update (linear decay to 0 over the run with ``anneal_lr``)."""
-        if not self.config.anneal_lr:
-            return self.config.lr
-        return self.config.lr * max(0.0, 1.0 - self.updates / self.num_updates)
+        """The learning rate of the next update."""
+        return self.lr_schedule.rate(self.updates)
 
     def update(self, rollout: Rollout, advantages: np.ndarray, teacher_weight: float) -> dict[str, float]:
         """The PPO update on ``rollout`` (:func:`train.ppo.ppo_update` with this run's network and precision)."""
@@ -462,6 +470,8 @@ class Trainer(CheckpointState, Evaluation):
 
     def train_step(self) -> dict[str, float]:
         """One rollout and one update; returns the update's statistics."""
+        if self.lr_schedule.restarts_at(self.updates):
+            self.optimizer.state.clear()  # a warm restart: Adam's moment estimates and step counts start afresh
         for group in self.optimizer.param_groups:
             group["lr"] = self.learning_rate()
         teacher_weight = self.teacher_weight()
