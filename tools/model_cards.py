@@ -66,7 +66,7 @@ MODELS = (
         "pretrained",
         "The policy `pretrained` plays at three players (individual Pedro, simple scoring): two stages of self-play "
         "PPO.",
-        (("### Individual play: two and three players", "individual3"),),
+        (("### Individual play: two and three players", "individual3_"),),
     ),
     ShippedModel(
         PRETRAINED_PATHS[2],
