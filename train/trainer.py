@@ -470,10 +470,11 @@ class Trainer(CheckpointState, Evaluation):
 
     def train_step(self) -> dict[str, float]:
         """One rollout and one update; returns the update's statistics."""
-        if self.lr_schedule.restarts_at(self.updates):
+        schedule = self.lr_schedule
+        if schedule.restarts_at(self.updates):
             self.optimizer.state.clear()  # a warm restart: Adam's moment estimates and step counts start afresh
         for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate()
+            group["lr"] = schedule.rate(self.updates)
         teacher_weight = self.teacher_weight()
         rollout = self.collect()
         stats = self.update(rollout, self.advantages(rollout), teacher_weight)
