@@ -127,12 +127,16 @@ def trained_rule_sets(payload: dict[str, Any]) -> list[PedroConfig]:
     return rule_sets
 
 
+TABLE_RECIPES = {4: "pedro-train ppo_selfplay", 3: "pedro-train individual3 --nproc 2", 2: "pedro-train individual2"}
+"""Number of players -> the command that trains a policy for that table size (the configs' headers say how)."""
+
+
 def check_table_size(payload: dict[str, Any], config: PedroConfig, source: str) -> None:
     """Raise ValueError when the policy in ``payload`` was trained at none of ``config``'s table size."""
     trained = sorted({rules.num_players for rules in trained_rule_sets(payload)})
     playing = config.num_players
     if playing not in trained:
-        recipe = "pedro-train ppo_selfplay" if playing == 4 else f"pedro-train individual{playing}"
+        recipe = TABLE_RECIPES[playing]
         sizes = " or ".join(map(str, trained))
         raise ValueError(
             f"{source} was trained for {sizes} players; these games have {playing} "

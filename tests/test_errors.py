@@ -287,7 +287,8 @@ def test_a_policy_of_another_table_size_is_refused_in_one_line(trained: int, pla
 
     path = write_policy_checkpoint(tmp_path / "policy.pt", table_rules(trained))
     config = table_rules(playing)
-    recipe = "pedro-train ppo_selfplay" if playing == 4 else f"pedro-train individual{playing}"
+    recipes = {4: "pedro-train ppo_selfplay", 3: "pedro-train individual3 --nproc 2", 2: "pedro-train individual2"}
+    recipe = recipes[playing]
     words = (
         f"was trained for {trained} players; these games have {playing} "
         f"(train one for {playing} players: {recipe}, or for every table: pedro-train mixed_rules)"
