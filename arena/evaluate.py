@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents import AgentSpecError
-from arena.match import MatchResult, Side, build_agent, parse_side, side_label
+from arena.match import MatchResult, Side, build_agent, other_rules_note, parse_side, side_label
 from arena.progress import MatchProgressBar
 from arena.ratings import HeadToHead, Tournament
 from arena.shards import RunSettings, Shard, run_shards, shard_bounds
@@ -104,9 +104,9 @@ def check_sides(sides: Sequence[Side], config: PedroConfig) -> list[str]:
     notes = []
     for side in sides:
         for spec in side:
-            note = getattr(build_agent(spec, config), "trained_rules_note", "")
+            note = other_rules_note(spec, build_agent(spec, config))
             if note:
-                notes.append(f"{spec} was trained under other rules: {note}; it plays these as it learned its own")
+                notes.append(note)
         if len(side) not in (1, per_team):
             raise AgentSpecError(
                 f"side {side_label(side)!r} has {len(side)} agents; with num_players={config.num_players} a team has "

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from agents import Agent, AgentSpecError
-from arena.match import build_agent
+from arena.match import build_agent, other_rules_note
 from arena.replay import MatchRecord, record_from_game
 from pedro_env.actions import DISCARD_OFFSET, MAX_TOTAL_POINTS, PLAY_OFFSET, action_to_str, str_to_action
 from pedro_env.cards import CARD_NAMES, SUITS, RuleTables, str_to_card, suit_of_str
@@ -389,10 +389,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, AgentSpecError, OutputPathError) as error:
         print(f"pedro-play: error: {error}", file=sys.stderr)
         return 2
-    notes = {seat.label: getattr(seat.agent, "trained_rules_note", "") for seat in seats}  # one note per agent
-    for label, note in notes.items():
+    notes = {seat.label: other_rules_note(seat.label, seat.agent) for seat in seats}  # one note per agent
+    for note in notes.values():
         if note:
-            print(f"pedro-play: note: {label} was trained under other rules: {note}", file=sys.stderr)
+            print(f"pedro-play: note: {note}", file=sys.stderr)
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 1_000_000)
     names = ", ".join(f"P{seat} {who.label}" for seat, who in enumerate(seats))
     print(f"Pedro, seed {seed} ({names}). {HELP_LINE}", flush=True)

@@ -30,6 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from agents import AgentSpecError
+from arena.match import other_rules_note
 from arena.replay import MatchRecord, ReplayError, printable
 from pedro_env.config import ALLOWED_VALUES, ConfigError, PedroConfig, SeedError, check_seed, field_docs, make_config
 from table.analysis import Analyst, analyse, scan
@@ -415,7 +416,16 @@ def _match_from_request(body: Any, roster: Roster) -> MatchSession:
     except (UnknownAgentError, AgentSpecError) as error:
         raise TableError(422, str(error)) from None
     searching = frozenset(s for s, name in enumerate(names) if s != seat and roster.entry(name).kind == "search")
-    return MatchSession(config=config, seat=seat, players=names, agents=agents, seed=seed, searching_seats=searching)
+    notes = dict.fromkeys(other_rules_note(name, agent) for name, agent in zip(names, agents) if agent is not None)
+    return MatchSession(
+        config=config,
+        seat=seat,
+        players=names,
+        agents=agents,
+        seed=seed,
+        searching_seats=searching,
+        notes=tuple(note for note in notes if note),
+    )
 
 
 def _match_rules(rules: Any) -> PedroConfig:

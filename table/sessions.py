@@ -58,6 +58,7 @@ class MatchSession:
     agents: list[Agent | None]
     seed: int
     searching_seats: frozenset[int] = frozenset()  # seats of search agents (their moves run in a thread)
+    notes: tuple[str, ...] = ()  # one line per policy trained under other rules than the match's
     id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
     lock: threading.Lock = field(default_factory=threading.Lock)
     last_used: float = field(default_factory=time.monotonic)
@@ -108,6 +109,7 @@ class MatchSession:
             "decisions": decisions,
             "resigned": self.resigned,
             "result": self.record().result if over else None,
+            "notes": list(self.notes),
         }
 
     def record(self) -> MatchRecord:

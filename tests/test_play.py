@@ -191,7 +191,10 @@ def test_pedro_play_from_stdin_at_a_table_of_individuals(num_players: int) -> No
     assert done.returncode == 1 and "Input ended before the match did" in done.stdout, done.stderr
     others = ", ".join(f"P{seat} pretrained" for seat in range(1, num_players))
     assert f"Pedro, seed 3 (P0 you, {others})." in done.stdout
-    assert done.stderr == "pedro-play: note: pretrained was trained under other rules: target_score 62 (here 11)\n"
+    assert done.stderr == (
+        "pedro-play: note: pretrained was trained under other rules: target_score 62 (here 11); it plays these as it "
+        "learned its own\n"
+    )
 
 
 def test_pedro_play_seats_the_look_ahead_search_as_partner_and_opponents() -> None:

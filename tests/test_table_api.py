@@ -213,6 +213,25 @@ def test_the_rules_of_a_new_match_are_every_section_9_switch(client: TestClient)
     assert match["status"] == "over"
 
 
+def test_a_policy_trained_under_other_rules_comes_with_a_note_and_one_that_cannot_read_them_is_refused(
+    client: TestClient,
+) -> None:
+    """The shipped four-player policy plays six-card games with the note pedro-eval and pedro-play print (once, though
+    it sits at three seats); rule agents have none; a variant its layout cannot read is one line, 422."""
+    match = new_match(client, partner="pretrained", opponents="pretrained", rules={"six_card": True, "target_score": 5})
+    assert match["notes"] == [
+        "pretrained was trained under other rules: target_score 62 (here 5), six_card False (here True); it plays "
+        "these as it learned its own"
+    ]
+    assert client.get(f"/api/matches/{match['id']}").json()["notes"] == match["notes"]
+    assert new_match(client, rules={"six_card": True})["notes"] == []
+    answer = client.post("/api/matches", json={"partner": "pretrained", "rules": {"variant": "sancho"}})
+    assert answer.status_code == 422
+    error = answer.json()["error"]
+    assert error.startswith("agent pretrained cannot play:") and "reads another observation layout" in error
+    assert "\n" not in error and "/" not in error.split("cannot play:")[1].split("(")[0]
+
+
 def test_replays_open_with_frames_decisions_and_deal_starts(client: TestClient) -> None:
     match = play_out(client, new_match(client, seed=8, partner="pretrained"))
     document = client.get(f"/api/matches/{match['id']}/record").json()

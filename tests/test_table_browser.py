@@ -189,6 +189,11 @@ def frame_label(page: Page) -> str:
 def test_play_a_match_then_watch_and_analyse_it(page: Page, tmp_path: Path) -> None:
     start_match(page, partner="pretrained")
     assert page.locator(".seat[data-seat]").count() == 4
+    # the shipped policy learned matches to 62: the page says so under the toolbar, as pedro-play does
+    assert page.text_content("#match-notes") == (
+        f"pretrained was trained under other rules: target_score 62 (here {TARGET_SCORE}); it plays these as it "
+        "learned its own"
+    )
     play_match(page, tmp_path)
     assert page.is_visible("#match-result")
     decisions = page.locator("#move-log li[data-decision]").count()

@@ -167,6 +167,9 @@ export function createPlay({ analysis, onWatchRecord }) {
     byId("resign").hidden = over;
     byId("watch-last").hidden = !over;
     byId("download-record").href = `/api/matches/${encodeURIComponent(match.id)}/record`;
+    const notes = byId("match-notes");
+    notes.textContent = (match.notes ?? []).join(" ");
+    notes.hidden = !notes.textContent;
     byId("match-status").textContent = over ? "match over" : match.status === "your_turn" ? "your turn" : "agents playing";
   }
 
