@@ -247,7 +247,7 @@ def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_device_auto_falls_back_to_cpu_and_cuda_without_cuda_is_an_error() -> None:
-    from train.trainer import resolve_device
+    from train.devices import resolve_device
 
     if torch.cuda.is_available():
         assert resolve_device("auto").type == "cuda"

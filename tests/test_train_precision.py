@@ -17,7 +17,8 @@ from test_train import tiny_config  # noqa: E402
 from agents.networks import StackedLogits, autocast_precision, masked_log_probs  # noqa: E402
 from pedro_env.vector import PedroVectorEnv  # noqa: E402
 from train.config import TrainConfigError, make_train_config  # noqa: E402
-from train.trainer import Trainer, resolve_precision  # noqa: E402
+from train.devices import resolve_precision  # noqa: E402
+from train.trainer import Trainer  # noqa: E402
 
 
 def test_precision_is_checked_and_auto_follows_the_cpus_bfloat16_support(monkeypatch: pytest.MonkeyPatch) -> None:

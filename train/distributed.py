@@ -18,6 +18,7 @@ import gc
 import os
 import signal
 import sys
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -317,3 +318,11 @@ def checkpoint_world_size_error(saved: int, now: int) -> str:
         f"the checkpoint was written by {saved} rank{'s' if saved != 1 else ''} and this run has {now}: a run "
         f"continues exactly only with the ranks that wrote it (each holds its own games); resume it with {launch}"
     )
+
+
+def parameter_digest(network: torch.nn.Module) -> int:
+    """CRC-32 of the network's parameters' bytes (the same on every rank after every update)."""
+    digest = 0
+    for tensor in network.state_dict().values():
+        digest = zlib.crc32(tensor.detach().cpu().contiguous().numpy().tobytes(), digest)
+    return digest

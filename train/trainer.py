@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import math
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,12 +28,14 @@ from pedro_env.actions import NUM_ACTIONS
 from pedro_env.observation_layout import full_state_size, observation_scale, observation_size
 from pedro_env.vector import PedroVectorEnv
 from train.config import TrainConfig
+from train.devices import resolve_device, resolve_precision
 from train.distributed import (
     SINGLE,
     Exchange,
     Ranks,
     gradient_group,
     minibatch_reducer,
+    parameter_digest,
     rank_device,
 )
 from train.league import League, OpponentPool
@@ -56,28 +57,6 @@ class JoinedStep:
     rewards: np.ndarray  # (B, n) float32: each seat's reward since its own last decision (0 at seats a table lacks)
     terminated: np.ndarray  # (B,) bool
     truncated: np.ndarray  # (B,) bool
-
-
-def resolve_device(name: str) -> torch.device:
-    """``auto`` -> CUDA when available, else CPU; ``cuda`` without CUDA is an error."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device 'cuda' was asked for but torch sees no CUDA device: use device=auto or device=cpu")
-    return torch.device(name)
-
-
-def resolve_precision(name: str, device: torch.device) -> torch.dtype:
-    """``float32`` or ``bfloat16`` as asked; ``auto`` -> bfloat16 where ``device`` multiplies it natively (a CUDA
-    device with bfloat16, a CPU with AVX-512 BF16 or AMX), else float32."""
-    if name == "auto":
-        if device.type == "cuda":
-            native = torch.cuda.is_bf16_supported()
-        else:  # torch's own CPU feature checks (private; absent in some builds: then float32)
-            names = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-            native = any(getattr(torch.cpu, name, None) is not None and getattr(torch.cpu, name)() for name in names)
-        return torch.bfloat16 if native else torch.float32
-    return torch.bfloat16 if name == "bfloat16" else torch.float32
 
 
 class Trainer(CheckpointState, Evaluation):
@@ -544,11 +523,3 @@ class Trainer(CheckpointState, Evaluation):
         while self.next_checkpoint <= self.decisions:
             self.next_checkpoint += self.config.checkpoint_interval
         return True
-
-
-def parameter_digest(network: nn.Module) -> int:
-    """CRC-32 of the network's parameters' bytes (the same on every rank after every update)."""
-    digest = 0
-    for tensor in network.state_dict().values():
-        digest = zlib.crc32(tensor.detach().cpu().contiguous().numpy().tobytes(), digest)
-    return digest
