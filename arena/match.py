@@ -408,10 +408,12 @@ def _offender(step: VectorStep, actions: np.ndarray, acting_agent: np.ndarray, a
 
 def other_rules_note(label: str, agent: Agent) -> str:
     """``"LABEL was trained under other rules: HOW; it plays these as it learned its own"`` for a policy trained under
-    one rule set that is not the game's (its ``trained_rules_note``, e.g. ``six_card False (here True)``), else ``""``.
-    A policy trained across rule sets reads the rules from its observation and has no note."""
+    one rule set that is not the game's (its ``trained_rules_note``, e.g. ``six_card False (here True)``; a search
+    agent's model: ``"LABEL's model was ..."``), else ``""``. A policy trained across rule sets reads the rules from
+    its observation and has no note."""
     note = getattr(agent, "trained_rules_note", "")
-    return f"{label} was trained under other rules: {note}; it plays these as it learned its own" if note else ""
+    whose = label + getattr(agent, "trained_rules_subject", "")
+    return f"{whose} was trained under other rules: {note}; it plays these as it learned its own" if note else ""
 
 
 _AGENT_CACHE: dict[tuple[str, PedroConfig], Agent] = {}

@@ -217,12 +217,12 @@ def test_a_policy_trained_under_other_rules_comes_with_a_note_and_one_that_canno
     client: TestClient,
 ) -> None:
     """The shipped four-player policy plays six-card games with the note pedro-eval and pedro-play print (once, though
-    it sits at three seats); rule agents have none; a variant its layout cannot read is one line, 422."""
-    match = new_match(client, partner="pretrained", opponents="pretrained", rules={"six_card": True, "target_score": 5})
-    assert match["notes"] == [
-        "pretrained was trained under other rules: target_score 62 (here 5), six_card False (here True); it plays "
-        "these as it learned its own"
-    ]
+    it sits at two seats), and search:policy with its model's; rule agents have none; a variant a policy's layout
+    cannot read is one line, 422."""
+    rules = {"six_card": True, "target_score": 5}
+    match = new_match(client, partner="search:policy", opponents="pretrained", rules=rules)
+    how = "was trained under other rules: target_score 62 (here 5), six_card False (here True); it plays these as it"
+    assert match["notes"] == [f"pretrained {how} learned its own", f"search:policy's model {how} learned its own"]
     assert client.get(f"/api/matches/{match['id']}").json()["notes"] == match["notes"]
     assert new_match(client, rules={"six_card": True})["notes"] == []
     answer = client.post("/api/matches", json={"partner": "pretrained", "rules": {"variant": "sancho"}})

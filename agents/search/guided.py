@@ -210,6 +210,8 @@ class PolicySearchAgent(LookaheadAgent):
             seed=seed,
         )
         self.policy: PolicyAgent = self.rollout
+        self.trained_rules_note = self.policy.trained_rules_note  # its model's rules (arena.match.other_rules_note)
+        self.trained_rules_subject = "'s model"
         self.play_samples = int(play_samples)
         self.prune = float(prune)
         self.floor = float(floor)
