@@ -417,13 +417,17 @@ class Trainer(CheckpointState, Evaluation):
     @property
     def num_updates(self) -> int:
         """Updates in the run, over the job's rollouts (``world_size`` ranks each add one per update)."""
-        return max(1, math.ceil(self.config.total_decisions / (self.config.rollout_decisions * self.ranks.world_size)))
+        return max(1, math.ceil(self.config.total_decisions / self.decisions_per_update))
+
+    @property
+    def decisions_per_update(self) -> int:
+        """Decisions the job plays per update: every rank's rollout."""
+        return self.config.rollout_decisions * self.ranks.world_size
 
     @property
     def lr_schedule(self) -> LearningRateSchedule:
         """The learning rate of every update: linear decay to 0 with ``anneal_lr`` over each ``lr_restarts`` segment."""
-        config = self.config
-        per_update = config.rollout_decisions * self.ranks.world_size
+        config, per_update = self.config, self.decisions_per_update
         return LearningRateSchedule.of_run(
             config.lr, config.lr_restarts, config.lr_restart, per_update, self.num_updates, config.anneal_lr
         )
