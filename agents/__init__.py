@@ -10,10 +10,10 @@ Specs:
                        options after commas: ``search:pimc,samples=32,depth=2``
 ``search:full``        look-ahead bids, trumps and discards (sampled worlds played out), PIMC in the play
 ``search:policy``      look-ahead at every decision with a learned policy as the model of every player
-                       (``search:policy,policy=ckpt:PATH``; default the PPO policy ``models/ppo_policy.pt``)
+                       (``search:policy,policy=ckpt:PATH``; default: docs/search.md)
 ``ckpt:PATH``          a trained policy checkpoint (written by the trainer)
-``pretrained``         the policy shipped in ``models/pretrained.pt``: the PPO policy with its card play
-                       distilled from ``search:pimc`` (its recipe: docs/training.md)
+``pretrained``         the policy shipped in ``models/pretrained.pt``: one network for every table size and
+                       rule set of docs/rules.md section 9 (its recipe: docs/training.md)
 ``openspiel:ismcts``   OpenSpiel's ISMCTSBot on ``python_pedro`` (the openspiel extra; docs/openspiel.md):
                        ``openspiel:ismcts,simulations=1000,rollout=engine,horizon=deal``
 =====================  ==========================================================================
@@ -77,19 +77,13 @@ def shipped_folder(package: Path, name: str) -> Path:
 MODELS_DIR = shipped_folder(Path(__file__).resolve().parent, "models")
 """The shipped policies: the repository's ``models/``, ``agents/models/`` in a wheel's install."""
 PRETRAINED_PATH = MODELS_DIR / "pretrained.pt"
-"""The shipped policy of four players (a checkpoint holding only the policy)."""
-PRETRAINED_PATHS = {4: PRETRAINED_PATH, 3: MODELS_DIR / "pretrained_3p.pt", 2: MODELS_DIR / "pretrained_2p.pt"}
-"""Number of players -> the shipped policy of that table size: ``pretrained`` plays the one that fits the game."""
-
-
-def pretrained_path(num_players: int) -> Path:
-    """The shipped policy for games of ``num_players`` (:data:`PRETRAINED_PATHS`; the file may be missing)."""
-    return PRETRAINED_PATHS[num_players]
+"""The shipped policy (a checkpoint holding only the policy): one network for every table size and rule set of
+docs/rules.md section 9, the agent spec ``pretrained``."""
 
 
 PPO_POLICY_PATH = MODELS_DIR / "ppo_policy.pt"
-"""The long recipe's PPO policy, before its card play was distilled: ``search:policy``'s default model of the
-players and where ``python -m train.distill`` starts (same layout as :data:`PRETRAINED_PATH`)."""
+"""The long recipe's PPO policy of four players, before its card play was distilled: ``search:policy``'s default
+model of the players under the default rules and where ``python -m train.distill`` starts."""
 PPO_POLICY_SPEC = f"ckpt:{PPO_POLICY_PATH}"
 """The agent spec of :data:`PPO_POLICY_PATH`."""
 
@@ -195,13 +189,11 @@ def make_agent(spec: str, config: PedroConfig | None = None, **options: Any) -> 
     if parsed.kind == "ckpt":
         return _load_checkpoint_agent(parsed, config)
     if parsed.kind == "pretrained":
-        path = pretrained_path(config.num_players)
-        if not path.is_file():
+        if not PRETRAINED_PATH.is_file():
             raise AgentSpecError(
-                f"the pretrained policy of {config.num_players} players is not at {path}: it ships in the "
-                "repository's models/ folder and in the wheel (reinstall: pip install -e . or the wheel)"
+                f"the pretrained policy is not at {PRETRAINED_PATH}: it ships in the repository's models/ folder and "
+                "in the wheel (reinstall: pip install -e . or the wheel)"
             )
-        parsed = AgentSpec(parsed.text, parsed.kind, str(path), parsed.options)
         agent = _load_checkpoint_agent(parsed, config)
         agent.name = parsed.text
         return agent

@@ -140,7 +140,7 @@ def check_table_size(payload: dict[str, Any], config: PedroConfig, source: str) 
         sizes = " or ".join(map(str, trained))
         raise ValueError(
             f"{source} was trained for {sizes} players; these games have {playing} "
-            f"(train one for {playing} players: {recipe}, or for every table: pedro-train mixed_rules)"
+            f"(train one for {playing} players: {recipe}, or play pretrained, trained for every table)"
         )
 
 

@@ -8,9 +8,8 @@ agents keep caches between calls, so each match gets its own; the others are sha
 
 Each entry says which table sizes it plays: the rule, search and random agents every size; a learned
 policy only the number of players it was trained for (its observation's size depends on it):
-``pretrained`` the sizes whose shipped file exists (:func:`agents.pretrained_path`), a ``--models``
-checkpoint the ``num_players`` it recorded (read once, the tensors mapped and not read), and
-``search:policy`` the sizes whose default model exists.
+``pretrained`` every size while its shipped file exists, a ``--models`` checkpoint the ``num_players`` it recorded
+(read once, the tensors mapped and not read), and ``search:policy`` the sizes whose default models exist.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agents import PPO_POLICY_PATH, PRETRAINED_PATHS, REGISTRY, Agent, AgentSpecError, make_agent, pretrained_path
+from agents import PPO_POLICY_PATH, PRETRAINED_PATH, REGISTRY, Agent, AgentSpecError, make_agent
 from arena.match import build_agent
 from pedro_env.config import PedroConfig
 
@@ -34,11 +33,11 @@ ABOUT = {
     "search:pimc": "rule bids, look-ahead card play (perfect-information Monte Carlo)",
     "search:full": "sampled look-ahead for bids, trumps and discards, PIMC in the play (thinks ~0.1-1 s a move)",
     "search:policy": "look-ahead at every move with a shipped policy as everyone's model (thinks ~0.1-1 s a move)",
-    "pretrained": "the shipped self-play PPO policy",
+    "pretrained": "the shipped self-play PPO policy, trained under every rule set",
     "openspiel:ismcts": "OpenSpiel's ISMCTS (100 simulations a move) on the python_pedro game",
 }
 NEEDS_POLICY = ("search:policy",)  # offered only where a shipped policy loads (torch installed)
-SHIPPED_FILES = (*PRETRAINED_PATHS.values(), PPO_POLICY_PATH)
+SHIPPED_FILES = (PRETRAINED_PATH, PPO_POLICY_PATH)
 ABSOLUTE_PATH = re.compile(r"(?<![\w.:~])/[^\s'\",;()]+")  # what is left of a server path once the known ones are named
 
 
@@ -152,18 +151,20 @@ def without_paths(message: str, entry: RosterEntry) -> str:
 
 
 def shipped_policy_sizes(entry: RosterEntry) -> RosterEntry:
-    """``entry`` with the table sizes it plays where it runs on a shipped policy file (``pretrained``, and
-    ``search:policy``'s default model: the PPO policy at 4 players, ``pretrained`` at 2 and 3); others as they are."""
+    """``entry`` with the table sizes it plays where it runs on shipped policy files (``pretrained``, and
+    ``search:policy``'s default models: the PPO policy under the default rules, ``pretrained`` under any other, so
+    four players need both); others as they are."""
     if entry.name == "pretrained":
-        paths, what = {size: pretrained_path(size) for size in TABLE_SIZES}, "shipped"
+        needed, what = {size: (PRETRAINED_PATH,) for size in TABLE_SIZES}, "shipped"
     elif entry.name == "search:policy":
-        paths = {size: PPO_POLICY_PATH if size == 4 else pretrained_path(size) for size in TABLE_SIZES}
-        what = "its model is shipped"
+        needed = {size: (PRETRAINED_PATH, PPO_POLICY_PATH) if size == 4 else (PRETRAINED_PATH,) for size in TABLE_SIZES}
+        what = "its models are shipped"
     else:
         return entry
-    players = tuple(size for size, path in paths.items() if path.is_file())
+    players = tuple(size for size, paths in needed.items() if all(path.is_file() for path in paths))
     shipped = " and ".join(str(size) for size in players)
-    return replace(entry, players=players, unfit="" if players == TABLE_SIZES else f"{what} for {shipped} players only")
+    unfit = f"{what} for {shipped} players only" if players else "its shipped file is missing"
+    return replace(entry, players=players, unfit="" if players == TABLE_SIZES else unfit)
 
 
 def checkpoint_entry(name: str, path: Path, folder: str) -> RosterEntry:

@@ -13,7 +13,7 @@ pytest.importorskip("yaml")
 
 from test_play import write_policy_checkpoint  # noqa: E402
 
-from agents import PRETRAINED_PATH  # noqa: E402
+from agents import PPO_POLICY_PATH  # noqa: E402
 from agents.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from arena.eval_cli import main as eval_main  # noqa: E402
 from arena.play import main as play_main  # noqa: E402
@@ -40,8 +40,9 @@ TINY = {
 }
 THREE = ["--set", "num_players=3", "scoring=simple"]  # the rules of three players
 
-# (tool, argv with {tmp} for the test directory, {file} for a plain file, {run} for a finished run, {four} for the
-#  shipped policy of four players and {three} for a policy of three players; words the one-line error must contain)
+# (tool, argv with {tmp} for the test directory, {file} for a plain file, {run} for a finished run, {four} for a
+#  shipped policy of four players (the PPO policy) and {three} for a policy of three players; words the one-line error
+#  must contain)
 CASES: list[tuple[str, list[str], str]] = [
     ("train", ["{tmp}/nothing.yaml"], "config file not found"),
     ("train", ["smoky"], "'smoky' is no shipped config and no file: name one of best_response,"),
@@ -167,7 +168,7 @@ def test_a_bad_input_is_one_line_status_2_and_changes_nothing(
     monkeypatch.chdir(workspace)
     monkeypatch.setattr("sys.stdin", open("/dev/null"))  # noqa: SIM115 - pedro-play must fail before reading
     names = {"tmp": str(workspace), "file": str(workspace / "file"), "run": str(workspace / "run")}
-    names |= {"four": str(PRETRAINED_PATH), "three": str(workspace / "three.pt")}
+    names |= {"four": str(PPO_POLICY_PATH), "three": str(workspace / "three.pt")}
     before = snapshot(workspace)
     try:
         status = TOOLS[tool]([part.format(**names) for part in argv])
@@ -183,15 +184,17 @@ def test_a_bad_input_is_one_line_status_2_and_changes_nothing(
 
 
 @pytest.mark.parametrize("num_players", [2, 3])
-def test_pedro_play_refuses_pretrained_where_no_policy_of_the_table_size_is_shipped(
+def test_pedro_play_refuses_pretrained_while_its_file_is_missing(
     num_players: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``pretrained`` plays the shipped policy of the table size (agents.pretrained_path); where there is none, one
-    line and status 2."""
+    """``pretrained`` plays the shipped policy (agents.PRETRAINED_PATH) at every table size; while it is missing,
+    one line naming where it should be, and status 2."""
     import agents
+    import arena.match
 
-    monkeypatch.setitem(agents.PRETRAINED_PATHS, num_players, tmp_path / f"pretrained_{num_players}p.pt")
+    monkeypatch.setattr(agents, "PRETRAINED_PATH", tmp_path / "pretrained.pt")
+    monkeypatch.setattr(arena.match, "_AGENT_CACHE", {})  # no policy built by an earlier test in this process
     rules = ["num_players=3", "scoring=simple"] if num_players == 3 else ["num_players=2"]
     assert play_main(["--set", *rules, "--opponents", "pretrained"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and f"the pretrained policy of {num_players} players is not at" in lines[0], lines
+    assert len(lines) == 1 and f"the pretrained policy is not at {tmp_path / 'pretrained.pt'}" in lines[0], lines

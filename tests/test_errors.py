@@ -291,7 +291,7 @@ def test_a_policy_of_another_table_size_is_refused_in_one_line(trained: int, pla
     recipe = recipes[playing]
     words = (
         f"was trained for {trained} players; these games have {playing} "
-        f"(train one for {playing} players: {recipe}, or for every table: pedro-train mixed_rules)"
+        f"(train one for {playing} players: {recipe}, or play pretrained, trained for every table)"
     )
     with pytest.raises(AgentSpecError) as refused:
         make_agent(f"ckpt:{path}", config)

@@ -182,9 +182,9 @@ def test_an_upload_holding_no_action_is_a_422(client: TestClient, record: dict[s
 
 
 def test_a_models_file_that_no_longer_loads_is_a_422_in_the_analysis(tmp_path: Path, record: dict[str, Any]) -> None:
-    from agents import PRETRAINED_PATH
+    from agents import PPO_POLICY_PATH
 
-    shutil.copyfile(PRETRAINED_PATH, tmp_path / "gone.pt")
+    shutil.copyfile(PPO_POLICY_PATH, tmp_path / "gone.pt")
     client = TestClient(create_app(models_dir=tmp_path))
     (tmp_path / "gone.pt").write_bytes(b"overwritten while the table runs")
     match = client.post("/api/matches", json={"seed": 1}).json()
@@ -200,15 +200,23 @@ def test_a_models_file_that_no_longer_loads_is_a_422_in_the_analysis(tmp_path: P
         assert error.startswith("agent models:gone.pt cannot play: ") and str(tmp_path) not in error
 
 
-def test_a_shipped_policy_under_rules_it_cannot_read_is_named_not_its_path(client: TestClient) -> None:
-    answer = client.post("/api/matches", json={"partner": "pretrained", "rules": {"variant": "sancho"}, "seed": 1})
+def test_a_policy_under_rules_it_cannot_read_is_named_not_its_path(tmp_path: Path) -> None:
+    """A --models policy whose layout cannot read sancho (the PPO policy) is refused by its roster name, never the
+    server's path; ``pretrained``, trained under every rule set, plays it and answers the analysis."""
+    from agents import PPO_POLICY_PATH
+
+    shutil.copyfile(PPO_POLICY_PATH, tmp_path / "ppo.pt")
+    client = TestClient(create_app(models_dir=tmp_path))
+    answer = client.post("/api/matches", json={"partner": "models:ppo.pt", "rules": {"variant": "sancho"}, "seed": 1})
     error = one_line_error(answer, 422)
-    assert error.startswith("agent pretrained cannot play: ") and ".pt" not in error
+    assert error.startswith("agent models:ppo.pt cannot play: ") and str(tmp_path) not in error
+    sancho = {"partner": "pretrained", "rules": {"variant": "sancho"}}
+    assert client.post("/api/matches", json=sancho).status_code == 201
     replay = client.post("/api/replays", json=played_record(variant="sancho", target_score=5)).json()
     analysis = client.get(f"/api/replays/{replay['id']}/analysis", params={"decision": 0})
-    assert analysis.status_code == 200 and analysis.json()["policy"] is None  # the default asked: none reads these
-    named = client.get(f"/api/replays/{replay['id']}/analysis", params={"decision": 0, "policy": "pretrained"})
-    assert one_line_error(named, 422).startswith("agent pretrained cannot play: ")
+    assert analysis.status_code == 200 and analysis.json()["policy"]["agent"] == "pretrained"
+    named = client.get(f"/api/replays/{replay['id']}/analysis", params={"decision": 0, "policy": "models:ppo.pt"})
+    assert one_line_error(named, 422).startswith("agent models:ppo.pt cannot play: ")
 
 
 # ---------------------------------------------------------------- items 11 and 15: the command and its server

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from agents import PPO_POLICY_PATH, PRETRAINED_PATHS  # noqa: E402
+from agents import PPO_POLICY_PATH, PRETRAINED_PATH  # noqa: E402
 from tools.model_cards import CARDS_DIR, INDEX, MODELS, PPO_STUDY, card_name, main, pages  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -19,7 +19,7 @@ GENERATED = pages()
 
 
 def test_every_shipped_model_has_a_card_in_the_index() -> None:
-    shipped = {*PRETRAINED_PATHS.values(), PPO_POLICY_PATH}
+    shipped = {PRETRAINED_PATH, PPO_POLICY_PATH}
     assert {model.path for model in MODELS} == shipped
     listed = GENERATED[f"{CARDS_DIR}/{INDEX}"]
     assert all(f"]({card_name(model)})" in listed for model in MODELS)
@@ -40,8 +40,8 @@ def test_the_check_passes_and_a_changed_figure_changes_the_card(tmp_path: Path) 
         shutil.copy(REPO_ROOT / source, tmp_path / source)
     readme = tmp_path / "README.md"
     readme.write_text(
-        readme.read_text().replace("| vs `rule:heuristic` | 300 | 85.9%", "| vs `rule:heuristic` | 300 | 11.1%")
+        readme.read_text().replace("| vs `rule:heuristic` | 1000 | 86.6%", "| vs `rule:heuristic` | 1000 | 11.1%")
     )
     changed = pages(tmp_path)
-    assert "| vs `rule:heuristic` | 300 | 11.1%" in changed[f"{CARDS_DIR}/pretrained_2p.md"]
-    assert changed[f"{CARDS_DIR}/pretrained.md"] == GENERATED[f"{CARDS_DIR}/pretrained.md"]
+    assert "| vs `rule:heuristic` | 1000 | 11.1%" in changed[f"{CARDS_DIR}/pretrained.md"]
+    assert changed[f"{CARDS_DIR}/ppo_policy.md"] == GENERATED[f"{CARDS_DIR}/ppo_policy.md"]

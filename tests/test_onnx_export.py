@@ -21,11 +21,18 @@ ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 torch = pytest.importorskip("torch")
 
-from agents import PPO_POLICY_PATH, PRETRAINED_PATHS, make_agent  # noqa: E402
+from agents import PPO_POLICY_PATH, PRETRAINED_PATH, make_agent  # noqa: E402
 from agents.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from agents.networks import ActorCritic, NetworkShape  # noqa: E402
 from agents.onnx_policy import ONNX_FORMAT  # noqa: E402
-from agents.policy import PolicyAgent, network_from_checkpoint, observation_layout, policy_payload  # noqa: E402
+from agents.policy import (  # noqa: E402
+    PolicyAgent,
+    network_from_checkpoint,
+    observation_layout,
+    policy_payload,
+    recorded_layout_version,
+    trained_rule_sets,
+)
 from pedro_env.cli import OutputPathError  # noqa: E402
 from pedro_env.config import make_config  # noqa: E402
 from pedro_env.observation_layout import (  # noqa: E402
@@ -47,8 +54,8 @@ PHASES = ("bid", "trump", "discard", "play")
 MIN_PER_PHASE = 20  # positions of each phase under each rule set, at least
 TABLE_RULES = {2: {"num_players": 2}, 3: {"num_players": 3, "scoring": "simple"}, 4: {}}
 SWITCHES = [{}, {"six_card": True}, {"refill": "dealer_robs"}, {"low": "held", "renege": "penalty"}]
-"""Switches a shipped policy (layout version 1: its table size and variant only) is asked to play on top of its own
-rules."""
+"""Switches a shipped policy is asked to play on top of the four-player rules (at two and three players: those rules
+alone, so that each rule set still gives every phase enough positions)."""
 MIX = [
     {},
     {"variant": "sancho", "six_card": True},
@@ -58,7 +65,7 @@ MIX = [
     {"num_players": 2, "refill": "top", "min_bid": 2, "all_pass": "redeal"},
 ]
 """The rules_mix of the fresh networks: every table size, every variant."""
-SHIPPED = {path.stem: (path, size) for size, path in [*PRETRAINED_PATHS.items(), (4, PPO_POLICY_PATH)]}
+SHIPPED = {path.stem: path for path in (PRETRAINED_PATH, PPO_POLICY_PATH)}
 
 
 @pytest.fixture(autouse=True)
@@ -145,16 +152,19 @@ def check_positions(session: Any, policy_file: Path, rule_sets: list[dict[str, A
 
 @pytest.mark.parametrize("name", list(SHIPPED))
 def test_onnxruntime_plays_each_shipped_policy_as_torch_does(name: str, tmp_path: Path) -> None:
-    path, table_size = SHIPPED[name]
+    path = SHIPPED[name]
     graph, session = exported(path, tmp_path / f"{name}.pt")
-    rule_sets = [{**TABLE_RULES[table_size], **switches} for switches in SWITCHES]
+    trained = load_checkpoint(path)
+    sizes = sorted({rules.num_players for rules in trained_rule_sets(trained)})
+    rule_sets = [{**TABLE_RULES[size], **switches} for size in sizes for switches in SWITCHES[: 4 if size == 4 else 1]]
     assert check_positions(session, tmp_path / f"{name}.pt", rule_sets, play=True, seed=7) >= POSITIONS
     metadata = session.get_modelmeta().custom_metadata_map
-    trained = load_checkpoint(path)
     assert metadata["format"] == ONNX_FORMAT and metadata["source"] == str(path)
-    assert metadata["source_layout_version"] == "1" and metadata["observation_layout_version"] == str(LAYOUT_VERSION)
-    assert json.loads(metadata["rules"]) == [asdict(make_config(**trained["config"]["env"]))]
-    assert metadata["table_sizes"] == str(table_size) and metadata["outputs"] == "logits,value"
+    layout_version = recorded_layout_version(trained["observation_layout"])
+    assert metadata["source_layout_version"] == str(layout_version) == ("1" if name == "ppo_policy" else "2")
+    assert metadata["observation_layout_version"] == str(LAYOUT_VERSION)
+    assert json.loads(metadata["rules"]) == [asdict(rules) for rules in trained_rule_sets(trained)]
+    assert metadata["table_sizes"] == ",".join(map(str, sizes)) and metadata["outputs"] == "logits,value"
     assert json.loads(metadata["train_config"]) == json.loads(json.dumps(trained["config"], default=str))
     assert json.loads(metadata["exported"])["source"] == trained["exported"]["source"]
 

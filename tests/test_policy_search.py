@@ -197,20 +197,24 @@ def test_rules_the_policy_cannot_read_are_refused_by_name() -> None:
         make_agent(f"search:policy,policy={PPO_POLICY_SPEC}", pedro_env.make_config(num_players=3, scoring="simple"))
 
 
-@pytest.mark.parametrize("players", [2, 3])
-def test_the_default_model_is_the_shipped_policy_of_the_table_size(players: int, tmp_path, monkeypatch) -> None:
-    """Four players: the PPO policy. Two or three: the shipped policy of that size (agents.pretrained_path), and
-    while its file is missing a one-line refusal naming it and the way to give another model."""
-    shipped = tmp_path / f"pretrained_{players}p.pt"
-    monkeypatch.setattr(guided, "pretrained_path", lambda num_players: tmp_path / f"pretrained_{num_players}p.pt")
-    config = pedro_env.make_config(num_players=players, scoring="simple")
+@pytest.mark.parametrize(
+    "rules", [{"num_players": 2}, {"num_players": 3, "scoring": "simple"}, {"variant": "sancho"}, {"target_score": 21}]
+)
+def test_the_default_model_is_the_ppo_policy_under_the_default_rules_else_pretrained(
+    rules: dict, tmp_path, monkeypatch
+) -> None:
+    """The default rules: the PPO policy, trained there. Any other: ``pretrained``, trained under every rule set,
+    and while its file is missing a one-line refusal naming it and the way to give another model."""
+    config = pedro_env.make_config(**rules)
+    assert guided.default_model(config) == "pretrained" == make_agent("search:policy", config).policy.name
+    assert guided.default_model(pedro_env.make_config()) == PPO_POLICY_SPEC == make_agent("search:policy").policy.name
+    assert guided.default_model(pedro_env.make_config(episode="deal", max_deals=5)) == PPO_POLICY_SPEC  # same game
+    missing = tmp_path / "pretrained.pt"
+    monkeypatch.setattr(guided, "PRETRAINED_PATH", missing)
     with pytest.raises(AgentSpecError) as refusal:
         make_agent("search:policy", config)
     message = str(refusal.value)
-    assert str(shipped) in message and "policy=ckpt:PATH" in message and "\n" not in message
-    shipped.touch()
-    assert guided.default_model(players) == f"ckpt:{shipped}"
-    assert guided.default_model(4) == PPO_POLICY_SPEC == make_agent("search:policy").policy.name
+    assert str(missing) in message and "policy=ckpt:PATH" in message and "\n" not in message
 
 
 def test_a_greedy_policy_skips_forced_moves_and_chooses_as_one_full_forward() -> None:

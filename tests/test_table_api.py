@@ -214,21 +214,21 @@ def test_the_rules_of_a_new_match_are_every_section_9_switch(client: TestClient)
 
 
 def test_a_policy_trained_under_other_rules_comes_with_a_note_and_one_that_cannot_read_them_is_refused(
-    client: TestClient,
+    sized_client: TestClient,
 ) -> None:
-    """The shipped four-player policy plays six-card games with the note pedro-eval and pedro-play print (once, though
-    it sits at two seats), and search:policy with its model's; rule agents have none; a variant a policy's layout
-    cannot read is one line, 422."""
+    """A checkpoint trained under the default rules plays six-card games with the note pedro-eval and pedro-play
+    print (once, though it sits at two seats); pretrained and search:policy, trained under every rule set (its
+    model there), and the rule agents have none; a variant a policy's layout cannot read is one line, 422."""
     rules = {"six_card": True, "target_score": 5}
-    match = new_match(client, partner="search:policy", opponents="pretrained", rules=rules)
+    match = new_match(sized_client, partner="search:policy", opponents="models:four.pt", rules=rules)
     how = "was trained under other rules: target_score 62 (here 5), six_card False (here True); it plays these as it"
-    assert match["notes"] == [f"pretrained {how} learned its own", f"search:policy's model {how} learned its own"]
-    assert client.get(f"/api/matches/{match['id']}").json()["notes"] == match["notes"]
-    assert new_match(client, rules={"six_card": True})["notes"] == []
-    answer = client.post("/api/matches", json={"partner": "pretrained", "rules": {"variant": "sancho"}})
+    assert match["notes"] == [f"models:four.pt {how} learned its own"]
+    assert sized_client.get(f"/api/matches/{match['id']}").json()["notes"] == match["notes"]
+    assert new_match(sized_client, partner="pretrained", rules={"six_card": True, "variant": "sancho"})["notes"] == []
+    answer = sized_client.post("/api/matches", json={"partner": "models:four.pt", "rules": {"variant": "sancho"}})
     assert answer.status_code == 422
     error = answer.json()["error"]
-    assert error.startswith("agent pretrained cannot play:") and "reads another observation layout" in error
+    assert error.startswith("agent models:four.pt cannot play:") and "reads another observation layout" in error
     assert "\n" not in error and "/" not in error.split("cannot play:")[1].split("(")[0]
 
 
@@ -323,10 +323,10 @@ def test_one_match_takes_one_request_at_a_time(client: TestClient) -> None:
 
 
 def test_checkpoints_under_models_join_by_name_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
-    from agents import PRETRAINED_PATH
+    from agents import PPO_POLICY_PATH
 
     (tmp_path / "run1").mkdir()
-    (tmp_path / "run1" / "latest.pt").write_bytes(PRETRAINED_PATH.read_bytes())
+    (tmp_path / "run1" / "latest.pt").write_bytes(PPO_POLICY_PATH.read_bytes())
     (tmp_path / "broken.pt").write_bytes(b"not a checkpoint")
     client = TestClient(create_app(models_dir=tmp_path))
     names = [agent["name"] for agent in client.get("/api/options").json()["agents"]]
@@ -340,15 +340,15 @@ def test_checkpoints_under_models_join_by_name_and_a_bad_one_is_one_line(tmp_pat
 
 @pytest.fixture(scope="module")
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A --models folder: a policy of three players, a copy of the shipped one of four, and a file that is no
-    checkpoint."""
+    """A --models folder: a policy of three players, a copy of the PPO policy (four players, the default rules), and
+    a file that is no checkpoint."""
     from test_play import table_rules, write_policy_checkpoint
 
-    from agents import PRETRAINED_PATH
+    from agents import PPO_POLICY_PATH
 
     folder = tmp_path_factory.mktemp("models")
     write_policy_checkpoint(folder / "three" / "latest.pt", table_rules(3))
-    (folder / "four.pt").write_bytes(PRETRAINED_PATH.read_bytes())
+    (folder / "four.pt").write_bytes(PPO_POLICY_PATH.read_bytes())
     (folder / "broken.pt").write_bytes(b"not a checkpoint")
     return folder
 
@@ -358,19 +358,19 @@ def sized_client(models_dir: Path) -> TestClient:
     return TestClient(create_app(models_dir=models_dir))
 
 
-def shipped_sizes(*paths_by_size: dict[int, Path]) -> list[int]:
-    """The table sizes whose file exists, given one path per size."""
-    return [size for size in (2, 3, 4) if all(paths[size].is_file() for paths in paths_by_size)]
+def shipped_sizes(paths_by_size: dict[int, tuple[Path, ...]]) -> list[int]:
+    """The table sizes whose files all exist, given the files each size needs."""
+    return [size for size in (2, 3, 4) if all(path.is_file() for path in paths_by_size[size])]
 
 
 def test_the_roster_says_which_table_sizes_each_agent_plays(sized_client: TestClient, models_dir: Path) -> None:
-    from agents import PPO_POLICY_PATH, PRETRAINED_PATHS
+    from agents import PPO_POLICY_PATH, PRETRAINED_PATH
 
     agents = {agent["name"]: agent for agent in sized_client.get("/api/options").json()["agents"]}
     for name in ("random", "rule:heuristic", "rule:cautious", "search:pimc", "search:full"):
         assert agents[name]["players"] == [2, 3, 4] and agents[name]["unfit"] == ""
-    assert agents["pretrained"]["players"] == shipped_sizes(PRETRAINED_PATHS)
-    search_models = {**PRETRAINED_PATHS, 4: PPO_POLICY_PATH}
+    assert agents["pretrained"]["players"] == shipped_sizes({size: (PRETRAINED_PATH,) for size in (2, 3, 4)})
+    search_models = {2: (PRETRAINED_PATH,), 3: (PRETRAINED_PATH,), 4: (PRETRAINED_PATH, PPO_POLICY_PATH)}
     assert agents.get("search:policy", {"players": []})["players"] == shipped_sizes(search_models)
     assert agents["models:three/latest.pt"]["players"] == [3]
     assert agents["models:three/latest.pt"]["unfit"] == "it was trained for 3 players"

@@ -287,15 +287,31 @@ def test_two_ranks_play_every_rule_set_on_their_share_of_the_games(tmp_path: Pat
     assert "game/heads-up/avg_bid" in found["scalars"]
 
 
-def test_the_shipped_mixed_config_lists_the_rule_sets_of_issue_57() -> None:
+RECIPE_POLICIES = {4: "runs/distill/policy.pt", 3: "runs/individual3-tuned/latest.pt", 2: "runs/individual2/latest.pt"}
+"""Table size -> the earlier recipes' policy the first mixed stage starts from (4) and is taught by."""
+
+
+def test_the_shipped_mixed_config_lists_the_rule_sets_of_issue_57(tmp_path: Path, monkeypatch) -> None:
+    """The first stage of the shipped policy's recipe: 17 rule sets, each taught by the policy of its table size
+    from the earlier recipes' runs/ (here copies of the shipped policy, the same network, which reads every
+    table)."""
+    from agents import PRETRAINED_PATH
+
     path = REPO_ROOT / "configs" / "mixed_rules.yaml"
     config = load_train_config(path)
-    assert len(config.rule_sets) == 17 and config.rule_sets[0].name == "default" and config.init_from == "pretrained"
+    assert len(config.rule_sets) == 17 and config.rule_sets[0].name == "default"
+    assert config.init_from == RECIPE_POLICIES[4]
     weights = [rule_set.weight for rule_set in config.rule_sets]
     games = allot_games(config.num_envs, weights)
     assert games[0] == 61 and set(games[1:]) == {20, 21, 41}  # weights 3, 1 and (small tables, variants) 2
     teachers = {rule_set.name: rule_set.teacher for rule_set in config.rule_sets}
-    assert teachers["num_players=3,scoring=simple"] == teachers["num_players=2"] == "pretrained"
+    assert teachers["default"] == f"ckpt:{RECIPE_POLICIES[4]}"
+    assert teachers["num_players=3,scoring=simple"] == f"ckpt:{RECIPE_POLICIES[3]}"
+    assert teachers["num_players=2"] == f"ckpt:{RECIPE_POLICIES[2]}"
+    monkeypatch.chdir(tmp_path)
+    for policy in RECIPE_POLICIES.values():
+        (tmp_path / policy).parent.mkdir(parents=True)
+        (tmp_path / policy).write_bytes(PRETRAINED_PATH.read_bytes())
     assert teachers["six_card=true"] is None  # the run's: the long recipe's rule-agent teacher
     variants = {(rule_set.rules.num_players, rule_set.rules.variant) for rule_set in config.rule_sets}
     assert variants >= {(4, "cinch"), (4, "sancho"), (4, "dom"), (4, "pitch"), (3, "cinch"), (2, "cinch")}
@@ -328,12 +344,15 @@ def test_a_rule_set_may_name_its_own_teacher_or_none() -> None:
 
 
 def test_rule_sets_taught_by_one_policy_ask_it_once_a_rollout_in_the_games_precision(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    from test_play import write_policy_checkpoint
+
+    two = write_policy_checkpoint(tmp_path / "two.pt", make_config(num_players=2))
     mix = [
         {"set": {}, "teacher": "pretrained"},
-        {"set": {"scoring": "simple"}, "teacher": "pretrained"},  # the same shipped four-player policy
-        "num_players=2,teacher=pretrained",  # the two-player one
+        {"set": {"scoring": "simple"}, "teacher": "pretrained"},  # the same shipped policy
+        {"set": {"num_players": 2}, "teacher": f"ckpt:{two}"},  # another one
         "six_card=true",  # the run's rule agent
     ]
     config = mixed_config(rules_mix=mix, teacher="rule:heuristic", teacher_decisions=10_000, precision="bfloat16")

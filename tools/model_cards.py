@@ -4,7 +4,7 @@
     python -m tools.model_cards --check    # exit 1 if a page differs from what the sources say
 
 Each fact has one owner, which the card reads: the rules, layout, network, size and provenance from the model file
-itself (:data:`agents.PRETRAINED_PATHS`, :data:`agents.PPO_POLICY_PATH`); the recipe's commands and costs from
+itself (:data:`agents.PRETRAINED_PATH`, :data:`agents.PPO_POLICY_PATH`); the recipe's commands and costs from
 docs/training.md; the gauntlet, figures and command, from README.md's "How strong they are", or for the PPO policy,
 which README does not table, from the study that measured it. A card says where each came from. Only
 :data:`MODELS` (which file, its title, where its recipe and gauntlet are) is written here. The test suite runs
@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import PPO_POLICY_PATH, PRETRAINED_PATHS
+from agents import PPO_POLICY_PATH, PRETRAINED_PATH
 from agents.checkpoint import load_checkpoint
 from agents.onnx_policy import has_value_output
 from agents.policy import network_from_checkpoint, recorded_layout_version, trained_rule_sets
@@ -53,35 +53,27 @@ class ShippedModel:
 
 MODELS = (
     ShippedModel(
-        PRETRAINED_PATHS[4],
-        "`pretrained` at four players",
+        PRETRAINED_PATH,
+        "`pretrained`",
         "pretrained",
-        "The shipped policy of four players: the long recipe's PPO policy with its card play, where its team holds "
-        "the contract, distilled from `search:pimc`'s values of the cards.",
-        (("### The long recipe and the shipped policy", ""), ("### Distilling the search's card play", "")),
-    ),
-    ShippedModel(
-        PRETRAINED_PATHS[3],
-        "`pretrained` at three players",
-        "pretrained",
-        "The policy `pretrained` plays at three players (individual Pedro, simple scoring): two stages of self-play "
-        "PPO.",
-        (("### Individual play: two and three players", "individual3_"),),
-    ),
-    ShippedModel(
-        PRETRAINED_PATHS[2],
-        "`pretrained` at two players",
-        "pretrained",
-        "The policy `pretrained` plays at two players (heads-up): one stage of self-play PPO.",
-        (("### Individual play: two and three players", "individual2"),),
+        "The shipped policy, one network for every table size and rule set of docs/rules.md section 9: the long "
+        "recipe's distilled policy trained four stages more on the games of seventeen rule sets at once.",
+        (
+            ("### The long recipe", ""),
+            ("### Distilling the search's card play", ""),
+            ("### Individual play: two and three players", "individual2"),
+            ("### Individual play: two and three players", "individual3_"),
+            ("## Training across rule sets", "mixed_rules"),
+            ("## Training across rule sets", "--export runs/mixed"),
+        ),
     ),
     ShippedModel(
         PPO_POLICY_PATH,
         "The PPO policy",
         f"ckpt:{PPO_POLICY_PATH.name}",  # made repository-relative in the commands
         "The long recipe's PPO policy before its card play was distilled: the model of every player inside "
-        "`search:policy`, and where `python -m train.distill` starts.",
-        (("### The long recipe and the shipped policy", ""),),
+        "`search:policy` under the default rules, and where `python -m train.distill` starts.",
+        (("### The long recipe", ""),),
         gauntlet_in_readme=False,
     ),
 )
@@ -131,23 +123,34 @@ def recipe_commands(model: ShippedModel, training: str) -> list[str]:
 
 
 def recipe_costs(commands: list[str], training: str) -> list[str]:
-    """The rows of docs/training.md's recipe table whose command begins one of ``commands``."""
+    """The rows of docs/training.md's recipe table whose command begins one of ``commands`` (links made a card's)."""
     rows = []
     for row in section(training, "## The recipes").splitlines():
         named = re.match(r"\| `([^`]+)`", row)
         if named and any(line == named.group(1) or line.startswith(named.group(1) + " ") for line in commands):
-            rows.append(row)
+            rows.append(relinked(row, f"{DOCS}training.md", DOCS))
     return rows
 
 
+def relinked(text: str, page: str, folder: str) -> str:
+    """``text`` with its relative markdown links made a card's: ``(#anchor)`` to ``page#anchor``, ``(path)`` to
+    ``folder + path`` (the folder of the page the text came from, seen from docs/models/)."""
+    text = re.sub(r"\]\(#", f"]({page}#", text)
+    return re.sub(r"\]\((?!https?:|#|\.\./|/)", f"]({folder}", text)
+
+
 def readme_gauntlet(model: ShippedModel, readme: str) -> str:
-    """README's block (bold title, command, table) for ``model``'s file: the one whose title names its spec and
-    whose first paragraph its file (ValueError where none does)."""
+    """README's blocks (bold title, command, table) for ``model``'s file: those whose title names its spec and
+    whose first paragraph its file, in README's order (ValueError where none does)."""
     named = re.compile(rf"`(?:[^`\s]*/)?{re.escape(model.path.name)}`")
-    for block in re.split(r"^(?=\*\*)", section(readme, STRENGTH_HEADING), flags=re.MULTILINE):
-        if block.startswith(f"**`{model.spec}`") and named.search(block.split("\n\n")[0]):
-            return block.strip()
-    raise ValueError(f"README.md has no gauntlet of {model.path.name} under {STRENGTH_HEADING!r}")
+    blocks = [
+        block.strip()
+        for block in re.split(r"^(?=\*\*)", section(readme, STRENGTH_HEADING), flags=re.MULTILINE)
+        if block.startswith(f"**`{model.spec}`") and named.search(block.split("\n\n")[0])
+    ]
+    if not blocks:
+        raise ValueError(f"README.md has no gauntlet of {model.path.name} under {STRENGTH_HEADING!r}")
+    return "\n\n".join(blocks)
 
 
 def study_gauntlet(readme: str, study: str) -> str:
@@ -183,13 +186,27 @@ def study_gauntlet(readme: str, study: str) -> str:
 
 
 def rules_section(rule_sets: list[PedroConfig], version: int) -> list[str]:
-    """The rules it was trained under: one row per rule key, a column per rule set, bold where not the default."""
+    """The rules it was trained under: one row per rule key and a column per rule set (bold where not the default),
+    or for a mix of more than three rule sets one row per rule set with the switches it sets."""
     default = asdict(PedroConfig())
     reads = "at its table size and variant" if version != LAYOUT_VERSION else "at its table sizes"
+    lines = ["## The rules it plays", ""]
+    if len(rule_sets) > 3:
+        return [
+            *lines,
+            f"The {len(rule_sets)} rule sets it was trained under at once (the file's training config, `env` with each "
+            "`rules_mix` entry's `set` on top), each a share of the games of every batch. Its observation says which "
+            "game is played, so it plays other combinations of these switches too, without a note.",
+            "",
+            "| rule set | rules (`--set`) |",
+            "|---:|---|",
+            *(
+                f"| {number} | {play_settings(rules).removeprefix(' --set ') or 'the default'} |"
+                for number, rules in enumerate(rule_sets)
+            ),
+        ]
     header = "value" if len(rule_sets) == 1 else " | ".join(f"rule set {number}" for number in range(len(rule_sets)))
-    lines = [
-        "## The rules it plays",
-        "",
+    lines += [
         "The rules it was trained under (the file's training config, `env`; bold: not the default). Games of other "
         f"switches {reads} it reads too; `pedro-eval` and `pedro-play` name the rules that differ.",
         "",
@@ -202,11 +219,29 @@ def rules_section(rule_sets: list[PedroConfig], version: int) -> list[str]:
     return lines
 
 
+def plays(rule_sets: list[PedroConfig]) -> str:
+    """What a model plays, from the rule sets it was trained under: its table sizes and variants."""
+    sizes = sorted({rules.num_players for rules in rule_sets})
+    variants = list(dict.fromkeys(rules.variant for rules in rule_sets))
+    players = PLAYERS[sizes[0]] if len(sizes) == 1 else f"{', '.join(map(str, sizes[:-1]))} and {sizes[-1]} players"
+    kinds = (
+        f"the {variants[0]} variant"
+        if len(variants) == 1
+        else f"the {', '.join(variants[:-1])} and {variants[-1]} variants"
+    )
+    return f"{players}, {kinds}"
+
+
 def play_settings(rules: PedroConfig) -> str:
     """``--set KEY=VALUE ...`` of the rules that differ from the default's ('' where none do)."""
     default = asdict(PedroConfig())
     changed = [f"{key}={value}" for key, value in asdict(rules).items() if value != default[key]]
     return f" --set {' '.join(changed)}" if changed else ""
+
+
+def own_settings(rule_sets: list[PedroConfig]) -> str:
+    """``--set ...`` of a model trained under one rule set that is not the default ('' otherwise: its spec alone)."""
+    return play_settings(rule_sets[0]) if len(rule_sets) == 1 else ""
 
 
 def provenance(exported: dict[str, Any]) -> list[str]:
@@ -258,12 +293,13 @@ def parameters(model: dict[str, Any]) -> int:
     return sum(int(tensor.numel()) for name, tensor in model.items() if not name.endswith("_scale"))
 
 
-def summary_rows(model: ShippedModel, payload: dict[str, Any], rules: PedroConfig) -> list[str]:
+def summary_rows(model: ShippedModel, payload: dict[str, Any], rule_sets: list[PedroConfig]) -> list[str]:
     """The card's first table: agent spec, table, layout, the ONNX graph, network, parameters, file size."""
     recorded = payload.get("observation_layout") or []
     version = recorded_layout_version(recorded)
     network = network_from_checkpoint(payload)
-    shape, settings = network.shape, play_settings(rules)
+    rules, settings = rule_sets[0], own_settings(rule_sets)
+    shape = network.shape
     stored, loaded = parameters(payload["model"]), parameters(network.state_dict())
     layout = f"version {version} ({OBSERVATION_SIZE:,} entries)"
     if version != LAYOUT_VERSION:
@@ -280,7 +316,7 @@ def summary_rows(model: ShippedModel, payload: dict[str, Any], rules: PedroConfi
         "| | |",
         "|---|---|",
         f"| agent spec | `{spec_of(model)}`{f' in games of `{settings.strip()}`' if settings else ''} |",
-        f"| plays | {PLAYERS[rules.num_players]}, the {rules.variant} variant |",
+        f"| plays | {plays(rule_sets)} |",
         f"| observation layout | {layout} |",
         f"| ONNX export | reads layout version {LAYOUT_VERSION}; outputs {outputs} ([export.md]({DOCS}export.md)) |",
         f"| network | hidden layers {list(shape.hidden_sizes)}, {trunk}; {shape.num_actions} actions |",
@@ -293,9 +329,10 @@ def card(model: ShippedModel, readme: str, training: str, study: str) -> str:
     """The card of ``model`` (markdown)."""
     payload = load_checkpoint(model.path)
     rule_sets = trained_rule_sets(payload)
-    spec, settings, name = spec_of(model), play_settings(rule_sets[0]), model.path.stem
+    spec, settings, name = spec_of(model), own_settings(rule_sets), model.path.stem
     figures = (
-        f"From [README.md]({STRENGTH_LINK}), which owns the figures:\n\n{readme_gauntlet(model, readme)}"
+        f"From [README.md]({STRENGTH_LINK}), which owns the figures:\n\n"
+        + relinked(readme_gauntlet(model, readme), f"{DOCS}../README.md", f"{DOCS}../")
         if model.gauntlet_in_readme
         else study_gauntlet(readme, study)
     )
@@ -307,7 +344,7 @@ def card(model: ShippedModel, readme: str, training: str, study: str) -> str:
         "",
         model.about,
         "",
-        *summary_rows(model, payload, rule_sets[0]),
+        *summary_rows(model, payload, rule_sets),
         "",
         *rules_section(rule_sets, recorded_layout_version(payload.get("observation_layout") or [])),
         "",
@@ -334,13 +371,16 @@ def index(readme: str) -> str:
     rows = []
     for model in MODELS:
         payload = load_checkpoint(model.path, mmap=True)
-        rules = trained_rule_sets(payload)[0]
+        rule_sets = trained_rule_sets(payload)
         size = model.path.stat().st_size / 1e6
-        spec = spec_of(model)
-        rows.append(
-            f"| [{model.title}]({card_name(model)}) | `{shown(model.path)}` | `{spec}` | "
-            f"{PLAYERS[rules.num_players]}{play_settings(rules).replace(' --set', ':')} | {size:.1f} MB |"
+        spec, settings = spec_of(model), own_settings(rule_sets).replace(" --set", ":")
+        what = (
+            plays(rule_sets).split(", the ")[0]
+            if len(rule_sets) == 1
+            else f"{plays(rule_sets)}, {len(rule_sets)} rule sets"
         )
+        card_link = f"[{model.title}]({card_name(model)})"
+        rows.append(f"| {card_link} | `{shown(model.path)}` | `{spec}` | {what}{settings} | {size:.1f} MB |")
     return "\n".join(
         [
             "# The shipped models",

@@ -1,7 +1,8 @@
 """The ``search:policy`` agent: the look-ahead of ``search:full`` with a learned policy as the model of every player.
 
 Where ``search:full`` assumes ``rule:heuristic`` at every other seat, this agent assumes the policy
-(``policy``, default the long recipe's PPO policy ``models/ppo_policy.pt``, played greedily) in three places:
+(``policy``, played greedily; default the long recipe's PPO policy ``models/ppo_policy.pt`` under the default
+rules, ``pretrained`` under any other) in three places:
 
 1. **Worlds weighted by the policy** (:func:`policy_log_likelihood`): each sampled world is weighted by
    the policy's probability of every observed action of the other seats that the view lets it
@@ -25,17 +26,18 @@ from __future__ import annotations
 
 import hashlib
 import random
+from dataclasses import replace
 
 import numpy as np
 
-from agents import PPO_POLICY_SPEC, pretrained_path
-from agents.policy import PolicyAgent
+from agents import PPO_POLICY_SPEC, PRETRAINED_PATH
+from agents.policy import EPISODE_KEYS, PolicyAgent
 from agents.search.agent import current_trick
 from agents.search.lookahead import LookaheadAgent, Search
 from agents.search.worlds import auction_start, play_worlds, sample_worlds
 from pedro_env.actions import PASS_ACTION, PLAY_OFFSET, TRUMP_OFFSET
 from pedro_env.cards import CARD_BIT, NO_CARDS, RuleTables
-from pedro_env.config import PedroConfig
+from pedro_env.config import PedroConfig, make_config
 from pedro_env.deal_sampler import relaxed_sampler
 from pedro_env.encoding import ObservationEncoder
 from pedro_env.knowledge import hidden_cards
@@ -141,23 +143,24 @@ def _replay_trick(worlds, view, game, config, tables, observed) -> None:
 
 
 DEFAULT_MODEL = PPO_POLICY_SPEC
-"""The players' model at four players unless ``policy=`` names another: the PPO policy. As the model, the distilled
-``pretrained`` (a wider network) cost 1.36 times the time per deal for no measured gain (docs/search.md)."""
+"""The players' model under the default rules unless ``policy=`` names another: the PPO policy, trained there. As
+the model, the distilled policy of the long recipe (a wider network) cost 1.36 times the time per deal for no
+measured gain (docs/search.md)."""
 
 
-def default_model(num_players: int) -> str:
-    """The agent spec of the players' model at a table of ``num_players`` unless ``policy=`` names another:
-    :data:`DEFAULT_MODEL` at four players, where it was trained, else the shipped policy of that table size
-    (:func:`agents.pretrained_path`); ValueError in one line naming the file when it is missing."""
-    if num_players == 4:
+def default_model(config: PedroConfig) -> str:
+    """The agent spec of the players' model in games of ``config`` unless ``policy=`` names another:
+    :data:`DEFAULT_MODEL` under the default rules (however a game is cut and rewarded), where it was trained, else
+    ``pretrained``, trained under every rule set; ValueError in one line naming the file when it is missing."""
+    default = make_config()
+    if replace(config, **{key: getattr(default, key) for key in EPISODE_KEYS}) == default:
         return DEFAULT_MODEL
-    path = pretrained_path(num_players)
-    if not path.is_file():
+    if not PRETRAINED_PATH.is_file():
         raise ValueError(
-            f"the default model of the players at {num_players} players, the shipped policy {path}, is missing: "
-            "policy=ckpt:PATH gives another model"
+            f"the default model of the players under these rules, the shipped policy {PRETRAINED_PATH}, is "
+            "missing: policy=ckpt:PATH gives another model"
         )
-    return f"ckpt:{path}"
+    return "pretrained"
 
 
 class PolicySearchAgent(LookaheadAgent):
@@ -165,8 +168,8 @@ class PolicySearchAgent(LookaheadAgent):
 
     Options (spec ``search:policy,samples=32,...``):
 
-    - ``policy`` (:func:`default_model`: the PPO policy at four players, the shipped policy of the table size
-      otherwise): the policy (``ckpt:PATH`` or ``pretrained``; played greedily);
+    - ``policy`` (:func:`default_model`: the PPO policy under the default rules, ``pretrained`` under any other):
+      the policy (``ckpt:PATH`` or ``pretrained``; played greedily);
     - ``samples`` (32): worlds per bid, trump or discard decision; ``play_samples`` (24): per play decision;
     - ``bid_span`` (4), ``hopeless`` (3.0), ``deny`` (true), ``max_kept_off`` (3): the candidates of ``search:full``
       (a hand passes unsearched only when the policy would pass too);
@@ -191,7 +194,7 @@ class PolicySearchAgent(LookaheadAgent):
         max_kept_off: int = 3,
         seed: int = 0,
     ) -> None:
-        policy = default_model(config.num_players) if policy is None else policy
+        policy = default_model(config) if policy is None else policy
         if not isinstance(policy, str) or not (policy == "pretrained" or policy.startswith(("pretrained,", "ckpt:"))):
             raise ValueError(f"policy must be a learned policy, pretrained or ckpt:PATH, got {policy!r}")
         if int(play_samples) < 1 or not 0.0 < float(floor) <= 1.0 or float(temper) < 0 or not 0 <= float(prune) < 1:
