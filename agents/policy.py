@@ -304,8 +304,6 @@ def trained_rules_note(payload: dict[str, Any], config: PedroConfig) -> str:
     """How the rules a policy was trained under differ from ``config`` (``''`` when they are the same, or when it
     was trained across several rule sets: its observation says which game is played), e.g.
     ``"target_score 62 (here 21)"``: the observation may fit while the game is another one."""
-    from dataclasses import fields
-
     if len(trained_rule_sets(payload)) > 1:
         return ""
     try:
@@ -313,10 +311,20 @@ def trained_rules_note(payload: dict[str, Any], config: PedroConfig) -> str:
     except (ValueError, TypeError, KeyError, AttributeError):
         return "rules not recorded"
     return ", ".join(
-        f"{item.name} {getattr(trained, item.name)!r} (here {getattr(config, item.name)!r})"
-        for item in fields(config)
-        if item.name not in EPISODE_KEYS and getattr(trained, item.name) != getattr(config, item.name)
+        f"{name} {getattr(trained, name)!r} (here {getattr(config, name)!r})" for name in rules_differ(trained, config)
     )
+
+
+def rules_differ(one: PedroConfig, other: PedroConfig) -> list[str]:
+    """The rule keys whose values differ between ``one`` and ``other``, in the config's order; how games are cut and
+    rewarded (:data:`EPISODE_KEYS`) is not a rule."""
+    from dataclasses import fields
+
+    return [
+        item.name
+        for item in fields(one)
+        if item.name not in EPISODE_KEYS and getattr(one, item.name) != getattr(other, item.name)
+    ]
 
 
 EPISODE_KEYS = ("reward", "episode", "max_deals")  # how games are cut and rewarded, not how they are played

@@ -219,17 +219,21 @@ def rules_section(rule_sets: list[PedroConfig], version: int) -> list[str]:
     return lines
 
 
+def players(rule_sets: list[PedroConfig]) -> str:
+    """The table sizes a model was trained at: ``four players``, ``2, 3 and 4 players``."""
+    sizes = sorted({rules.num_players for rules in rule_sets})
+    return PLAYERS[sizes[0]] if len(sizes) == 1 else f"{', '.join(map(str, sizes[:-1]))} and {sizes[-1]} players"
+
+
 def plays(rule_sets: list[PedroConfig]) -> str:
     """What a model plays, from the rule sets it was trained under: its table sizes and variants."""
-    sizes = sorted({rules.num_players for rules in rule_sets})
     variants = list(dict.fromkeys(rules.variant for rules in rule_sets))
-    players = PLAYERS[sizes[0]] if len(sizes) == 1 else f"{', '.join(map(str, sizes[:-1]))} and {sizes[-1]} players"
     kinds = (
         f"the {variants[0]} variant"
         if len(variants) == 1
         else f"the {', '.join(variants[:-1])} and {variants[-1]} variants"
     )
-    return f"{players}, {kinds}"
+    return f"{players(rule_sets)}, {kinds}"
 
 
 def play_settings(rules: PedroConfig) -> str:
@@ -374,11 +378,7 @@ def index(readme: str) -> str:
         rule_sets = trained_rule_sets(payload)
         size = model.path.stat().st_size / 1e6
         spec, settings = spec_of(model), own_settings(rule_sets).replace(" --set", ":")
-        what = (
-            plays(rule_sets).split(", the ")[0]
-            if len(rule_sets) == 1
-            else f"{plays(rule_sets)}, {len(rule_sets)} rule sets"
-        )
+        what = players(rule_sets) if len(rule_sets) == 1 else f"{plays(rule_sets)}, {len(rule_sets)} rule sets"
         card_link = f"[{model.title}]({card_name(model)})"
         rows.append(f"| {card_link} | `{shown(model.path)}` | `{spec}` | {what}{settings} | {size:.1f} MB |")
     return "\n".join(

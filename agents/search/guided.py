@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import replace
 
 import numpy as np
 
 from agents import PPO_POLICY_SPEC, PRETRAINED_PATH
-from agents.policy import EPISODE_KEYS, PolicyAgent
+from agents.policy import PolicyAgent, rules_differ
 from agents.search.agent import current_trick
 from agents.search.lookahead import LookaheadAgent, Search
 from agents.search.worlds import auction_start, play_worlds, sample_worlds
@@ -152,8 +151,7 @@ def default_model(config: PedroConfig) -> str:
     """The agent spec of the players' model in games of ``config`` unless ``policy=`` names another:
     :data:`DEFAULT_MODEL` under the default rules (however a game is cut and rewarded), where it was trained, else
     ``pretrained``, trained under every rule set; ValueError in one line naming the file when it is missing."""
-    default = make_config()
-    if replace(config, **{key: getattr(default, key) for key in EPISODE_KEYS}) == default:
+    if not rules_differ(make_config(), config):
         return DEFAULT_MODEL
     if not PRETRAINED_PATH.is_file():
         raise ValueError(
