@@ -22,6 +22,7 @@ from arena.gauntlet import gauntlet_entries, run_gauntlet  # noqa: E402
 from pedro_env import make_config  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.config import TrainConfigError, load_train_config, make_train_config  # noqa: E402
+from train.distributed import LocalBatch  # noqa: E402
 from train.rules_mix import allot_games  # noqa: E402
 from train.run import run_training  # noqa: E402
 from train.trainer import Trainer  # noqa: E402
@@ -94,6 +95,9 @@ def test_entries_are_read_from_mappings_and_texts_and_named_by_their_rules(tmp_p
         (["six_card=maybe"], "config key 'rules_mix[0]': config key 'six_card' = 'maybe' is not allowed: it takes"),
         ([{"set": ["six_card"]}], "config key 'rules_mix[0].set' = ['six_card'] is not allowed: it takes a mapping"),
         ([{}, {"weight": 0}], "config key 'rules_mix[1].weight' = 0 is not allowed: it takes a number > 0"),
+        (["weight=heavy"], "config key 'rules_mix[0].weight' = 'heavy' is not allowed: it takes a number > 0"),
+        ([{"teacher_scale": -1}], "'rules_mix[0].teacher_scale' = -1 is not allowed: it takes a number >= 0"),
+        (["teacher_scale=inf"], "'rules_mix[0].teacher_scale' = inf is not allowed: it takes a number >= 0"),
         ([{"name": "a/b"}], "config key 'rules_mix[0].name' = 'a/b' is not allowed: it takes 1 to 80 letters"),
         ([{}, {"set": {"target_score": 62}, "name": "default"}], "entries 0 and 1 are both named 'default'"),
         ([{}] * 65, "config key 'rules_mix' has 65 entries: at most 64 are allowed"),
@@ -341,6 +345,42 @@ def test_a_rule_set_may_name_its_own_teacher_or_none() -> None:
     assert not taught[:, trainer.groups[0].games].any() and taught[:, trainer.groups[1].games].any()
     with pytest.raises(TrainConfigError, match=r"'rules_mix\[0\].teacher': .*unknown"):
         mixed_config(rules_mix=[{"set": {}, "teacher": "rule:nobody"}])
+
+
+def test_an_entry_teacher_scale_weighs_its_games_labels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``teacher_scale`` multiplies the teacher's weight for its entry's games: each game's scale reaches the update,
+    which weighs every labelled row's cross-entropy by its game's scale; 1 everywhere is no scale at all."""
+    from train.ppo import UpdateData, _teacher_loss
+
+    mix = [{"set": {}, "teacher_scale": 0}, "num_players=2,teacher_scale=3", "six_card=true"]
+    config = mixed_config(rules_mix=mix, teacher="rule:heuristic", teacher_floor=0.5)
+    assert [rule_set.teacher_scale for rule_set in config.rule_sets] == [0.0, 3.0, 1.0]
+    assert config.to_dict()["rules_mix"][1]["teacher_scale"] == 3.0 and "teacher_scale" not in config.rules_mix[2]
+    assert make_train_config(**config.to_dict()) == config
+    trainer = Trainer(config)
+    sizes = [group.num_games for group in trainer.groups]
+    assert trainer.teacher_scales.tolist() == [0.0] * sizes[0] + [3.0] * sizes[1] + [1.0] * sizes[2]
+    assert Trainer(mixed_config(rules_mix=["default", "num_players=2,teacher_scale=1"])).teacher_scales is None
+    given: list[object] = []
+    monkeypatch.setattr("train.trainer.ppo_update", lambda *args: given.append(args[-1]) or {})
+    trainer.train_step()
+    assert given == [trainer.teacher_scales]
+    # the update's rows carry their game's scale (a row is a (step, game) of the (T, B) rollout) ...
+    rollout = trainer.rollout
+    chosen = np.flatnonzero(rollout.learner.reshape(-1))
+    scales = np.arange(config.num_envs, dtype=np.float32)
+    data = UpdateData.gather(
+        rollout, np.zeros(rollout.actions.shape, np.float32), chosen, torch.device("cpu"), config, 0.5,
+        trainer.network, torch.float32, scales,
+    )  # fmt: skip
+    assert data.teacher_scales.tolist() == (chosen % config.num_envs).tolist()
+    # ... and weigh its cross-entropy: 0 takes a row out, 3 counts it thrice, over the same number of labels
+    log_probs = torch.log_softmax(torch.tensor([[0.0, 1.0], [2.0, 0.0], [0.0, 0.0]]), dim=1)
+    taught = torch.tensor([0, 0, -1])
+    plain, _ = _teacher_loss(log_probs, log_probs, taught, LocalBatch(), 2)
+    scaled, _ = _teacher_loss(log_probs, log_probs, taught, LocalBatch(), 2, torch.tensor([0.0, 3.0, 5.0]))
+    assert plain.item() == pytest.approx(-(log_probs[0, 0] + log_probs[1, 0]).item() / 2)
+    assert scaled.item() == pytest.approx(-3 * log_probs[1, 0].item() / 2)
 
 
 def test_rule_sets_taught_by_one_policy_ask_it_once_a_rollout_in_the_games_precision(

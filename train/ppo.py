@@ -167,6 +167,7 @@ def ppo_update(
     teacher_weight: float = 0.0,
     batch: LocalBatch | None = None,
     precision: torch.dtype = torch.float32,
+    teacher_scales: np.ndarray | None = None,
 ) -> dict[str, float]:
     """Clipped PPO over the learner's decisions of ``rollout``; returns the last minibatch's losses and KL figures.
 
@@ -174,7 +175,8 @@ def ppo_update(
     ``batch`` is a :class:`train.distributed.RankBatch`, and every minibatch is the union of the ranks'
     parts (each rank splits its own decisions into ``num_minibatches``). With ``teacher_weight`` > 0 the
     loss adds that weight times the cross-entropy of the policy to the teacher's actions
-    (``rollout.teacher_actions``, where given): kickstarting. ``precision``: the network's arithmetic
+    (``rollout.teacher_actions``, where given): kickstarting; ``teacher_scales`` (B,) multiplies it for each game's
+    rows (a ``rules_mix`` entry's ``teacher_scale``; None: 1 everywhere). ``precision``: the network's arithmetic
     (bfloat16: an autocast around the forward; the losses and the optimizer stay float32).
 
     One function (a third of it the signature and this docstring): the epochs, the minibatches and the
@@ -185,7 +187,9 @@ def ppo_update(
     if batch.total(chosen.size) == 0:
         return {}
     inputs_of: ActorCritic = getattr(network, "module", network)  # a DistributedDataParallel wrapper's own network
-    data = UpdateData.gather(rollout, advantages, chosen, device, config, teacher_weight, inputs_of, precision)
+    data = UpdateData.gather(
+        rollout, advantages, chosen, device, config, teacher_weight, inputs_of, precision, teacher_scales
+    )
     rows = chosen.size
     # every rank must run as many minibatches (each is a collective); one process keeps at most one per row
     minibatches = config.num_minibatches if batch.world_size > 1 else min(config.num_minibatches, rows)
@@ -243,6 +247,7 @@ class UpdateData:
     bidding: torch.Tensor  # the decision is a bid (its legal actions lie among pass and the bids)
     entropy_weight: torch.Tensor  # the entropy bonus's weight of each row (bid_entropy_boost on bids)
     teacher_actions: torch.Tensor | None  # the teacher's action (-1: none), when the teacher's loss applies
+    teacher_scales: torch.Tensor | None  # float32: the teacher's weight of the row over the run's; None: 1
     old_log_probs: torch.Tensor
     old_values: torch.Tensor
     advantages: torch.Tensor
@@ -259,6 +264,7 @@ class UpdateData:
         teacher_weight: float,
         network: ActorCritic,
         precision: torch.dtype,
+        teacher_scales: np.ndarray | None = None,
     ) -> UpdateData:
         """Rows ``chosen`` of the flattened (T * B) rollout, copied to ``device`` once (from pinned memory on a GPU);
         the inputs scaled by ``network`` once for every epoch, in ``precision`` (as the acting network scales them
@@ -281,6 +287,10 @@ class UpdateData:
         bidding = masks[:, :TRUMP_OFFSET].any(dim=1)
         entropy_weight = torch.where(bidding, config.bid_entropy_boost, 1.0).float()
         teacher_actions = gather(rollout.teacher_actions) if teacher_weight > 0 else None
+        scales = None
+        if teacher_actions is not None and teacher_scales is not None:  # each row's game is its column of (T, B)
+            games = np.broadcast_to(np.asarray(teacher_scales, dtype=np.float32), rollout.teacher_actions.shape)
+            scales = gather(np.ascontiguousarray(games))
         old_log_probs, old_values = gather(rollout.log_probs), gather(rollout.values)
         flat_advantages = gather(advantages)
         return cls(
@@ -291,6 +301,7 @@ class UpdateData:
             bidding,
             entropy_weight,
             teacher_actions,
+            scales,
             old_log_probs,
             old_values,
             flat_advantages,
@@ -336,7 +347,10 @@ def _minibatch_step(
     teacher_terms = None
     if data.teacher_actions is not None:
         labelled = batch.labelled(int((data.teacher_actions[index] >= 0).sum().item()), part_number)
-        teacher_loss, teacher_terms = _teacher_loss(log_probs, logits, data.teacher_actions[index], batch, labelled)
+        scales = None if data.teacher_scales is None else data.teacher_scales[index]
+        teacher_loss, teacher_terms = _teacher_loss(
+            log_probs, logits, data.teacher_actions[index], batch, labelled, scales
+        )
         if teacher_loss is not None:
             loss = loss + teacher_weight * teacher_loss
 
@@ -380,16 +394,23 @@ def _value_loss(
 
 
 def _teacher_loss(
-    log_probs: torch.Tensor, logits: torch.Tensor, taught: torch.Tensor, batch: LocalBatch, labelled: int
+    log_probs: torch.Tensor,
+    logits: torch.Tensor,
+    taught: torch.Tensor,
+    batch: LocalBatch,
+    labelled: int,
+    scales: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
     """Kickstarting: the cross-entropy from the policy to the teacher's actions (-1: no label) over the
-    minibatch's ``labelled`` rows (on every rank), and per labelled row the cross-entropy and whether the
-    policy's argmax agrees (for the statistics); ``(None, None)`` when no row has a label."""
+    minibatch's ``labelled`` rows (on every rank), each row's times its ``scales`` where given, and per labelled row
+    the cross-entropy and whether the policy's argmax agrees (for the statistics); ``(None, None)`` when no row has
+    a label."""
     if labelled == 0:
         return None, None
     rows = taught >= 0
     cross_entropy = -log_probs[rows].gather(1, taught[rows].unsqueeze(1))
-    loss = batch.loss_mean(cross_entropy, labelled)
+    weighted = cross_entropy if scales is None else cross_entropy * scales[rows].unsqueeze(1)
+    loss = batch.loss_mean(weighted, labelled)
     agreement = (logits[rows].argmax(dim=1) == taught[rows]).float()
     return loss, (cross_entropy.detach(), agreement)
 

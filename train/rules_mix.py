@@ -1,11 +1,13 @@
 """Training across rule sets: the ``rules_mix`` key read into :class:`RuleSet` entries, and their shares of the games.
 
-An entry is ``{set: {<rule key>: value, ...}, weight: <number > 0>, name: <text>, teacher: <agent spec>}``: its
+An entry is ``{set: {<rule key>: value, ...}, weight: <number > 0>, name: <text>, teacher: <agent spec>,
+teacher_scale: <number >= 0>}``: its
 rules are the run's ``env`` with ``set`` on top, its games a share of ``num_envs`` proportional to ``weight``
 (default 1), its name (default: the text of its ``set``, ``default`` when empty) the piece of its TensorBoard tags
 (``eval/<name>/...``, ``game/<name>/...``) and of its table's title, and its ``teacher`` (default: the run's; an
 empty text: none) the agent its games' decisions are pulled towards (kickstarting, train/teacher.py), e.g.
-``pretrained`` at three players, the policy shipped for that table size. An entry may also be written as the text
+``pretrained`` at three players, the policy shipped for that table size; ``teacher_scale`` (default 1) multiplies the
+run's teacher weight for its games' labels. An entry may also be written as the text
 ``KEY=VALUE,KEY=VALUE`` (``weight=`` and ``name=`` among them), and the whole key as such texts joined by
 ``;``: ``--set "rules_mix=default,weight=3; six_card=true; num_players=3,scoring=simple"``.
 Every mistake is a :class:`RulesMixError` in one line naming the entry (``rules_mix[2]``, counted from 0),
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -26,13 +28,14 @@ import numpy as np
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override, read_rules, short_repr
 from pedro_env.keys import read_text
 
-ENTRY_KEYS = ("set", "weight", "name", "teacher")
+ENTRY_KEYS = ("set", "weight", "name", "teacher", "teacher_scale")
 MAX_RULE_SETS = 64
 """The most entries a mix may hold: each is a table group of its own (its env, its pool of rule agents)."""
 NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_.,=+-]{1,80}")
 """What a rule set's name may hold: it is a piece of TensorBoard tags and of file names."""
 ENTRY_FORM = (
-    "{set: {RULE_KEY: VALUE, ...}, weight: NUMBER > 0, name: TEXT, teacher: AGENT_SPEC} or the text 'KEY=VALUE,...'"
+    "{set: {RULE_KEY: VALUE, ...}, weight: NUMBER > 0, name: TEXT, teacher: AGENT_SPEC, teacher_scale: NUMBER >= 0} "
+    "or the text 'KEY=VALUE,...'"
 )
 
 
@@ -49,6 +52,7 @@ class RuleSet:
     weight: float
     changes: Mapping[str, Any]  # the entry's ``set``: the rule keys it changes from ``env``
     teacher: str | None = None  # the entry's teacher spec ("" none); None: the run's
+    teacher_scale: float = 1.0  # the run's teacher weight times this for the entry's labels
 
 
 def rule_text(value: Any) -> str:
@@ -77,7 +81,7 @@ def read_rules_mix(value: Any, env: Mapping[str, Any]) -> tuple[Mapping[str, Any
     named: dict[str, int] = {}
     for index, item in enumerate(value):
         where = f"rules_mix[{index}]"
-        changes, weight, name, teacher = _entry_parts(item, where)
+        changes, weight, name, teacher, teacher_scale = _entry_parts(item, where)
         try:
             changes = read_rules(changes)  # text read by each rule key's type, as in every command
             make_config(**{**env, **changes})
@@ -92,12 +96,15 @@ def read_rules_mix(value: Any, env: Mapping[str, Any]) -> tuple[Mapping[str, Any
         entry = {"set": MappingProxyType(changes), "weight": weight, "name": name}
         if teacher is not None:
             entry["teacher"] = teacher
+        if teacher_scale is not None:
+            entry["teacher_scale"] = teacher_scale
         entries.append(MappingProxyType(entry))
     return tuple(entries)
 
 
-def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | None, str | None]:
-    """One entry -> (its rule changes, its weight, its name or None, its teacher spec or None)."""
+def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | None, str | None, float | None]:
+    """One entry -> (its rule changes, its weight, its name or None, its teacher spec or None, its teacher scale or
+    None)."""
     if isinstance(item, str):
         item = _entry_from_text(item, where)
     if not isinstance(item, Mapping):
@@ -114,11 +121,10 @@ def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | No
             f"config key '{where}.set' = {short_repr(changes)} is not allowed: it takes a mapping of rule keys, "
             "e.g. {six_card: true}"
         )
-    weight = item.get("weight", 1.0)
-    if isinstance(weight, str):
-        weight = _weight_of_text(weight, where)
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
-        raise RulesMixError(f"config key '{where}.weight' = {short_repr(weight)} is not allowed: it takes a number > 0")
+    weight = _number(item.get("weight", 1.0), f"{where}.weight", "> 0", lambda number: number > 0)
+    teacher_scale = item.get("teacher_scale")
+    if teacher_scale is not None:
+        teacher_scale = _number(teacher_scale, f"{where}.teacher_scale", ">= 0", lambda number: number >= 0)
     name = item.get("name")
     if name is not None and (not isinstance(name, str) or not NAME_CHARACTERS.fullmatch(name) or not name.strip(".")):
         raise RulesMixError(
@@ -139,7 +145,7 @@ def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | No
                 parse_spec(teacher)
             except AgentSpecError as error:
                 raise RulesMixError(f"config key '{where}.teacher': {error}") from None
-    return dict(changes), float(weight), name, teacher
+    return dict(changes), weight, name, teacher, teacher_scale
 
 
 def _entry_from_text(text: str, where: str) -> dict[str, Any]:
@@ -154,8 +160,8 @@ def _entry_from_text(text: str, where: str) -> dict[str, Any]:
         key = key.strip()
         if key in ("name", "teacher"):
             entry[key] = value.strip()
-        elif key == "weight":
-            entry["weight"] = _weight_of_text(value, where)
+        elif key in ("weight", "teacher_scale"):
+            entry[key] = value
         else:
             try:
                 rule, rule_value = parse_override(piece)
@@ -165,14 +171,17 @@ def _entry_from_text(text: str, where: str) -> dict[str, Any]:
     return entry
 
 
-def _weight_of_text(text: str, where: str) -> float:
-    """An entry's weight written as text, read as every number is (:func:`pedro_env.keys.read_text`)."""
-    try:
-        return read_text(text, float)
-    except ValueError:
-        raise RulesMixError(
-            f"config key '{where}.weight' = {short_repr(text.strip())} is not allowed: it takes a number > 0"
-        ) from None
+def _number(value: Any, key: str, allowed: str, holds: Callable[[float], bool]) -> float:
+    """An entry's number (``weight``, ``teacher_scale``), also written as text as every number is
+    (:func:`pedro_env.keys.read_text`); RulesMixError naming ``key`` unless finite and ``holds``."""
+    if isinstance(value, str):
+        try:
+            value = read_text(value, float)
+        except ValueError:
+            value = value.strip()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not holds(value):
+        raise RulesMixError(f"config key {key!r} = {short_repr(value)} is not allowed: it takes a number {allowed}")
+    return float(value)
 
 
 def rule_sets(entries: Sequence[Mapping[str, Any]], env: Mapping[str, Any], base: PedroConfig) -> tuple[RuleSet, ...]:
@@ -187,6 +196,7 @@ def rule_sets(entries: Sequence[Mapping[str, Any]], env: Mapping[str, Any], base
             float(entry["weight"]),
             entry["set"],
             entry.get("teacher"),
+            float(entry.get("teacher_scale", 1.0)),
         )
         for entry in entries
     )
@@ -207,6 +217,13 @@ def allot_games(num_envs: int, weights: Sequence[float]) -> list[int]:
         counts[int(np.argmax(counts))] -= 1
         counts[index] = 1
     return counts.tolist()
+
+
+def teacher_scales(sets: Sequence[RuleSet], games: Sequence[int]) -> np.ndarray | None:
+    """(B,) float32: each game's ``teacher_scale``, its rule set's (``games`` of each set, in order); None where every
+    one is 1 (the update then weighs every label alike, as a single-rules run)."""
+    scales = [rule_set.teacher_scale for rule_set in sets]
+    return None if set(scales) == {1.0} else np.repeat(scales, games).astype(np.float32)
 
 
 def check_rule_sets(sets: Sequence[RuleSet], num_envs: int, eval_rules: Sequence[str]) -> None:

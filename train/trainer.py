@@ -40,7 +40,7 @@ from train.distributed import (
 )
 from train.league import League, OpponentPool
 from train.ppo import Rollout, SeatCredit, ppo_update, seat_advantages
-from train.rules_mix import allot_games
+from train.rules_mix import allot_games, teacher_scales
 from train.schedule import LearningRateSchedule
 from train.stats import GameStats, tag_of
 from train.table_group import Seating, TableGroup
@@ -148,6 +148,7 @@ class Trainer(CheckpointState, Evaluation):
             for rule_set, count, end in zip(sets, np.diff([0, *ends]).tolist(), ends)
         ]
         share_policy_agents([group.teacher for group in self.groups], self.acting_precision)
+        self.teacher_scales = teacher_scales(sets, [group.num_games for group in self.groups])
         self.credit = SeatCredit(config.num_envs, self.num_seats)
         self.rollout = Rollout.empty(
             config.rollout_steps,
@@ -449,6 +450,7 @@ class Trainer(CheckpointState, Evaluation):
             teacher_weight,
             self.batch,
             self.precision,
+            self.teacher_scales,
         )
 
     def train_step(self) -> dict[str, float]:
