@@ -216,13 +216,15 @@ def test_a_rank_count_past_its_bound_is_one_line_before_torchrun(
 # ---------------------------------------------------------------- Ctrl-C
 
 
-def interrupt_when(process: Any, ready: Any, what: str, timeout: float = 120) -> tuple[str, str]:
-    """SIGINT to ``process`` once ``ready()``; its stdout and stderr."""
+def interrupt_when(
+    process: Any, ready: Any, what: str, timeout: float = 120, number: int = signal.SIGINT
+) -> tuple[str, str]:
+    """Signal ``number`` (Ctrl-C's SIGINT unless given) to ``process`` once ``ready()``; its stdout and stderr."""
     deadline = time.time() + timeout
     while not ready():
         assert process.poll() is None and time.time() < deadline, f"never {what}: {process.communicate()}"
         time.sleep(0.02)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(number)
     return process.communicate(timeout=120)
 
 
@@ -246,10 +248,12 @@ def start_train(tmp_path: Path, name: str, *settings: str, session: bool = False
     return process
 
 
-def test_ctrl_c_in_training_stops_at_a_checkpoint_in_one_line_with_status_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_in_training_stops_at_a_checkpoint_in_one_line_with_status_130(tmp_path: Path, number: int) -> None:
+    """Ctrl-C, or SIGTERM as ``kill`` and job schedulers send it."""
     run_dir = tmp_path / "cut"
     process = start_train(tmp_path, "cut", "total_decisions=20000000")
-    _, err = interrupt_when(process, (run_dir / "latest.pt").exists, "checkpointed")  # training is under way
+    _, err = interrupt_when(process, (run_dir / "latest.pt").exists, "checkpointed", number=number)
     assert process.returncode == INTERRUPTED_STATUS, err
     line = one_line(err)
     assert line.startswith("pedro-train: interrupted: stopped at ")
@@ -346,7 +350,9 @@ def test_a_checkpoint_whose_state_does_not_fit_is_refused_before_training(
 
 
 @pytest.mark.slow
-def test_ctrl_c_at_the_terminal_of_a_two_rank_run_is_one_line_with_status_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
+def test_ctrl_c_at_the_terminal_of_a_two_rank_run_is_one_line_with_status_130(tmp_path: Path, stop: str) -> None:
+    """Ctrl-C at the terminal, or SIGTERM to pedro-train alone (``kill PID``, a job scheduler)."""
     import os
 
     run_dir = tmp_path / "two"
@@ -355,7 +361,10 @@ def test_ctrl_c_at_the_terminal_of_a_two_rank_run_is_one_line_with_status_130(tm
     while not (run_dir / "latest.pt").exists():  # training is under way
         assert process.poll() is None and time.time() < deadline, process.communicate()
         time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the terminal's foreground group gets it
+    if stop == "ctrl-c":
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the terminal's foreground group gets it
+    else:
+        process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
     assert process.returncode == INTERRUPTED_STATUS, err
     line = one_line(err)  # no traceback from torchrun

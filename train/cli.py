@@ -9,7 +9,8 @@ A run directory (``runs/<name>/``) holds::
     eval.txt, eval.json  the final evaluation table against each of eval_opponents (one per rule set of rules_mix)
     .lock                the owner's pid, host and start (train/rundir.py: one run per directory)
 
-Ctrl-C stops at the next update boundary and writes the checkpoint; ``pedro-train --resume runs/<name>``
+Ctrl-C (or SIGTERM: ``kill``, a job scheduler) stops at the next update boundary and writes the checkpoint;
+``pedro-train --resume runs/<name>``
 continues exactly where it stopped (a second Ctrl-C interrupts at once, losing the steps since the
 last checkpoint; one in the final evaluation leaves it to the resume). A run that died before its first
 checkpoint starts again from decision 0 only with ``--resume runs/<name> --from-start``. Mistakes end in
@@ -244,15 +245,14 @@ def _launch(nproc: int, argv: list[str]) -> int:
 
     torchrun runs in a session of its own, so a Ctrl-C at the terminal reaches this process alone, which passes
     it on to the ranks: they stop together at an update boundary and checkpoint, rank 0 says so in one line, and
-    the command ends with status 130 (torchrun, signalled itself, would add its traceback). A hangup or SIGTERM
-    goes to torchrun, which stops the ranks its way."""
+    the command ends with status 130 (torchrun, signalled itself, would add its traceback). SIGTERM (``kill``, a
+    job scheduler) does the same; a hangup goes to torchrun, which stops the ranks its way."""
     process = subprocess.Popen(
         launch_command(nproc, "train.cli", argv), env=launch_environment(), start_new_session=True
     )
-    forwarded = {}
-    for number in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if number is not None:
-            forwarded[number] = signal.signal(number, lambda received, frame: process.send_signal(received))
+    forwarded = {signal.SIGTERM: signal.signal(signal.SIGTERM, signal.default_int_handler)}  # as Ctrl-C, below
+    if hasattr(signal, "SIGHUP"):
+        forwarded[signal.SIGHUP] = signal.signal(signal.SIGHUP, lambda received, frame: process.send_signal(received))
     interrupted = False
     try:
         while True:

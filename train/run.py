@@ -60,7 +60,7 @@ def run_training(
 ) -> Trainer:
     """Train until ``total_decisions`` (or ``max_updates`` more updates, or Ctrl-C), then checkpoint.
 
-    Ctrl-C (and, with several ranks, SIGTERM) stops at the next update boundary, writes the checkpoint and
+    Ctrl-C or SIGTERM (``kill``, a job scheduler) stops at the next update boundary, writes the checkpoint and
     raises :class:`TrainingInterrupted`; so does Ctrl-C in the final evaluation (or in the last update, before
     it). The run owns ``run_dir`` meanwhile (:class:`train.rundir.RunLock`); a new run (no ``payload``) refuses
     a directory holding another run's files unless ``from_start`` clears those of one that left no
@@ -364,12 +364,12 @@ def write_eval_table(results: list[tuple[str, GauntletResult]], run_dir: Path, d
 
 
 class StopRequest:
-    """Ctrl-C handling: the first SIGINT asks the run to stop at the next update boundary (and checkpoint);
-    a second one interrupts at once.
+    """Ctrl-C handling: the first SIGINT or SIGTERM asks the run to stop at the next update boundary (and
+    checkpoint); a second one interrupts at once (KeyboardInterrupt).
 
-    With ``distributed``, SIGTERM asks the same (torchrun passes a Ctrl-C on to its ranks as SIGINT or
-    SIGTERM, and again to a rank that has not ended) and later signals change nothing: the ranks agree
-    on the boundary where they stop (:meth:`train.distributed.Exchange.any`) and checkpoint together.
+    With ``distributed`` later signals change nothing (torchrun passes a Ctrl-C on to its ranks as SIGINT or
+    SIGTERM, and again to a rank that has not ended): the ranks agree on the boundary where they stop
+    (:meth:`train.distributed.Exchange.any`) and checkpoint together.
     """
 
     def __init__(self, distributed: bool = False) -> None:
@@ -378,8 +378,7 @@ class StopRequest:
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> StopRequest:
-        signals = (signal.SIGINT, signal.SIGTERM) if self.distributed else (signal.SIGINT,)
-        for number in signals:
+        for number in (signal.SIGINT, signal.SIGTERM):
             try:
                 self._previous[number] = signal.signal(number, self._handle)
             except ValueError:  # not the main thread: no handler, Ctrl-C behaves as usual
@@ -389,7 +388,8 @@ class StopRequest:
     def _handle(self, signum: int, frame: Any) -> None:
         self.requested = True
         if not self.distributed:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            for number in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(number, signal.default_int_handler)
 
     def __exit__(self, *exc: object) -> None:
         for number, previous in self._previous.items():
