@@ -1,14 +1,13 @@
 """Training across rule sets: the ``rules_mix`` key read into :class:`RuleSet` entries, and their shares of the games.
 
 An entry is ``{set: {<rule key>: value, ...}, weight: <number > 0>, name: <text>, teacher: <agent spec>,
-teacher_scale: <number >= 0>}``: its
-rules are the run's ``env`` with ``set`` on top, its games a share of ``num_envs`` proportional to ``weight``
-(default 1), its name (default: the text of its ``set``, ``default`` when empty) the piece of its TensorBoard tags
-(``eval/<name>/...``, ``game/<name>/...``) and of its table's title, and its ``teacher`` (default: the run's; an
-empty text: none) the agent its games' decisions are pulled towards (kickstarting, train/teacher.py), e.g.
-``pretrained`` at three players, the policy shipped for that table size; ``teacher_scale`` (default 1) multiplies the
-run's teacher weight for its games' labels. An entry may also be written as the text
-``KEY=VALUE,KEY=VALUE`` (``weight=`` and ``name=`` among them), and the whole key as such texts joined by
+teacher_scale: <number >= 0>}``: its rules are the run's ``env`` with ``set`` on top, its games a share of
+``num_envs`` proportional to ``weight`` (default 1), its name (default: the text of its ``set``, ``default`` when
+empty) the piece of its TensorBoard tags (``eval/<name>/...``, ``game/<name>/...``) and of its table's title, its
+``teacher`` (default: the run's; an empty text: none) the agent its games' decisions are pulled towards
+(kickstarting, train/teacher.py), e.g. ``pretrained`` at three players, and ``teacher_scale`` (default 1) what its
+labels weigh over the run's teacher weight. An entry may also be written as the text ``KEY=VALUE,KEY=VALUE`` (the
+entry keys but ``set`` among them), and the whole key as such texts joined by
 ``;``: ``--set "rules_mix=default,weight=3; six_card=true; num_players=3,scoring=simple"``.
 Every mistake is a :class:`RulesMixError` in one line naming the entry (``rules_mix[2]``, counted from 0),
 its key and what is allowed (:func:`train.config.make_train_config` reports it as a config error).
