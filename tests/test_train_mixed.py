@@ -5,6 +5,7 @@ tables, exact resume, a mix of one entry trained as the single-rules run, and tw
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +108,35 @@ def test_a_bad_entry_is_refused_in_one_line_naming_it(value: object, expected: s
     with pytest.raises(TrainConfigError) as error:
         mixed_config(rules_mix=value)
     assert expected in str(error.value) and "\n" not in str(error.value)
+
+
+def test_set_changes_one_key_of_one_entry(tmp_path: Path) -> None:
+    """``--set rules_mix[N].KEY=VALUE`` (``rules_mix[N].set.RULE_KEY=VALUE`` for a rule) changes that entry alone, in a
+    file's mapping or text entries; an index past the mix or an unknown key is one line."""
+    path = tmp_path / "mix.yaml"
+    path.write_text(
+        "rules_mix:\n  - {set: {}, weight: 3, teacher: 'ckpt:runs/distill/policy.pt'}\n  - num_players=2\n"
+        "  - {set: {refill: top}, teacher: 'rule:heuristic,deny=true'}\n"
+    )
+    overrides = [
+        "env.target_score=11",
+        "rules_mix[0].teacher=pretrained",
+        "rules_mix[1].teacher_scale=2",
+        "rules_mix[2].set.refill=dealer_robs",
+        "rules_mix[2].weight=2",
+    ]
+    entries = load_train_config(path, overrides).rules_mix
+    assert [dict(entry["set"]) for entry in entries] == [{}, {"num_players": 2}, {"refill": "dealer_robs"}]
+    assert entries[0]["teacher"] == "pretrained" and entries[0]["weight"] == 3.0
+    assert entries[1]["teacher_scale"] == 2.0 and entries[2]["weight"] == 2.0
+    assert entries[2]["teacher"] == "rule:heuristic,deny=true"
+    for override, expected in [
+        ("rules_mix[3].teacher=random", "'rules_mix[3].teacher' names no entry: the mix has entries 0 to 2"),
+        ("rules_mix[1].wieght=2", "config key 'rules_mix[1]': unknown key 'wieght': an entry takes set, weight"),
+        ("rules_mix[0].set.refill=sideways", "config key 'refill' = 'sideways' is not allowed"),
+    ]:
+        with pytest.raises(TrainConfigError, match=re.escape(expected)):
+            load_train_config(path, [override])
 
 
 def test_the_mix_must_seat_every_rule_set_and_eval_rules_must_name_them() -> None:

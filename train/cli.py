@@ -126,7 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
         "file's path (a file of your own may start from a shipped one: base: ppo_selfplay)",
     )
     parser.add_argument(
-        "--set", nargs="+", default=[], metavar="KEY=VALUE", help="override config keys (env.KEY for rule keys)"
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override config keys (env.KEY for rule keys, rules_mix[N].KEY for one key of a rules_mix entry)",
     )
     parser.add_argument("--run-name", help="run directory name under runs_dir (default: config stem + time)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest.pt")

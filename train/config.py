@@ -48,7 +48,7 @@ from train.config_yaml import (
     read_yaml,
     yaml_problem,
 )
-from train.rules_mix import RulesMixError, check_rule_sets, read_rules_mix, rule_sets
+from train.rules_mix import ENTRY_ASSIGNMENT, RulesMixError, check_rule_sets, read_rules_mix, rule_sets, with_entry_key
 
 __all__ = [
     "DEVICES",
@@ -230,11 +230,18 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 
 
 def apply_overrides(values: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
-    """Apply ``KEY=VALUE`` assignments (``env.KEY`` for rule keys) to a mapping of config values."""
+    """Apply ``KEY=VALUE`` assignments (``env.KEY`` for rule keys, ``rules_mix[N].KEY`` for one key of a
+    ``rules_mix`` entry) to a mapping of config values."""
     out = {**values, "env": _rule_mapping(values.get("env"))}
     for text in assignments:
         key, value = parse_assignment(text)
-        if key.startswith("env."):
+        entry = ENTRY_ASSIGNMENT.fullmatch(key)
+        if entry:  # one key of one rules_mix entry
+            try:
+                out["rules_mix"] = with_entry_key(out.get("rules_mix", ()), int(entry[1]), entry[2], value)
+            except RulesMixError as error:
+                raise TrainConfigError(str(error)) from None
+        elif key.startswith("env."):
             out["env"][key[4:]] = value
         elif key == "env":
             out["env"] = _rule_mapping(value)

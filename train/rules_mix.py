@@ -101,6 +101,39 @@ def read_rules_mix(value: Any, env: Mapping[str, Any]) -> tuple[Mapping[str, Any
     return tuple(entries)
 
 
+ENTRY_ASSIGNMENT = re.compile(r"rules_mix\[(\d+)\]\.(\w+(?:\.\w+)?)")
+"""``rules_mix[N].KEY`` or ``rules_mix[N].set.RULE_KEY``: a ``--set`` of one entry's key (:func:`with_entry_key`)."""
+
+
+def with_entry_key(value: Any, index: int, key: str, item: Any) -> list[Any]:
+    """``rules_mix`` as given (entries or texts, or one text) with entry ``index``'s ``key`` set to ``item``
+    (``set.RULE_KEY`` one of its rules): ``--set 'rules_mix[0].teacher=pretrained'`` on a config's mix. The entry
+    is checked with the rest by :func:`read_rules_mix`; RulesMixError for an index past the mix's end."""
+    if isinstance(value, str):
+        value = [part for part in (piece.strip() for piece in value.split(";")) if part]
+    entries = list(value) if isinstance(value, (list, tuple)) else []
+    where = f"rules_mix[{index}].{key}"
+    if index >= len(entries):
+        have = f"entries 0 to {len(entries) - 1}" if entries else "no entries"
+        raise RulesMixError(f"config key {where!r} names no entry: the mix has {have}")
+    entry = entries[index]
+    entry = _entry_from_text(entry, f"rules_mix[{index}]") if isinstance(entry, str) else entry
+    if not isinstance(entry, Mapping):
+        raise RulesMixError(
+            f"config key 'rules_mix[{index}]' = {short_repr(entry)} is not an entry: it takes {ENTRY_FORM}"
+        )
+    entry = dict(entry)
+    if key.startswith("set."):
+        changes = entry.get("set") or {}
+        if not isinstance(changes, Mapping):  # refused as read_rules_mix refuses it
+            raise RulesMixError(f"config key 'rules_mix[{index}].set' = {short_repr(changes)} is not a mapping")
+        entry["set"] = {**changes, key[4:]: item}
+    else:
+        entry[key] = item
+    entries[index] = entry
+    return entries
+
+
 def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | None, str | None, float | None]:
     """One entry -> (its rule changes, its weight, its name or None, its teacher spec or None, its teacher scale or
     None)."""
