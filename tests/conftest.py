@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+# A shell starts a background job (`nohup pytest ... &`) with Ctrl-C ignored, and every process the tests start would
+# inherit that: the Ctrl-C tests would then see their tools ignore SIGINT. The tests are of a terminal's tools.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 TESTS_DIR = Path(__file__).resolve().parent
 CONFORMANCE_FILES = sorted((TESTS_DIR / "conformance").glob("*.json"))

@@ -8,11 +8,14 @@ kept, status 130; a checkpoint whose counters or arrays were edited is refused o
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
+import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -219,13 +222,35 @@ def test_a_rank_count_past_its_bound_is_one_line_before_torchrun(
 def interrupt_when(
     process: Any, ready: Any, what: str, timeout: float = 120, number: int = signal.SIGINT
 ) -> tuple[str, str]:
-    """Signal ``number`` (Ctrl-C's SIGINT unless given) to ``process`` once ``ready()``; its stdout and stderr."""
-    deadline = time.time() + timeout
-    while not ready():
-        assert process.poll() is None and time.time() < deadline, f"never {what}: {process.communicate()}"
-        time.sleep(0.02)
-    process.send_signal(number)
-    return process.communicate(timeout=120)
+    """Signal ``number`` (Ctrl-C's SIGINT unless given) to ``process`` once ``ready()``; its stdout and stderr. A
+    failure kills the process first (:func:`killed_on_failure`)."""
+    with killed_on_failure(process):
+        deadline = time.time() + timeout
+        while not ready():
+            if process.poll() is not None or time.time() > deadline:
+                raise AssertionError(f"never {what} in {timeout} s")  # its output: after the kill, below
+            time.sleep(0.02)
+        process.send_signal(number)
+        return process.communicate(timeout=120)
+
+
+@contextlib.contextmanager
+def killed_on_failure(process: Any, group: bool = False) -> Iterator[None]:
+    """Kill ``process`` (its whole session with ``group``: a launcher, torchrun and the ranks) where the block fails,
+    so that a run left training does not slow the tests after it into failures of their own; the failure then
+    carries what it wrote to stderr."""
+    try:
+        yield
+    except BaseException as error:
+        if process.poll() is None:
+            if group:
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+        _, err = process.communicate()
+        if hasattr(error, "add_note"):  # Python 3.11 on
+            error.add_note(f"its stderr: {err}")
+        raise
 
 
 def start_train(tmp_path: Path, name: str, *settings: str, session: bool = False) -> Any:
@@ -353,19 +378,19 @@ def test_a_checkpoint_whose_state_does_not_fit_is_refused_before_training(
 @pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
 def test_ctrl_c_at_the_terminal_of_a_two_rank_run_is_one_line_with_status_130(tmp_path: Path, stop: str) -> None:
     """Ctrl-C at the terminal, or SIGTERM to pedro-train alone (``kill PID``, a job scheduler)."""
-    import os
-
     run_dir = tmp_path / "two"
     process = start_train(tmp_path, "two", "total_decisions=20000000", "--nproc", "2", session=True)
-    deadline = time.time() + 120
-    while not (run_dir / "latest.pt").exists():  # training is under way
-        assert process.poll() is None and time.time() < deadline, process.communicate()
-        time.sleep(0.05)
-    if stop == "ctrl-c":
-        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the terminal's foreground group gets it
-    else:
-        process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=120)
+    with killed_on_failure(process, group=True):
+        deadline = time.time() + 120
+        while not (run_dir / "latest.pt").exists():  # training is under way
+            if process.poll() is not None or time.time() > deadline:
+                raise AssertionError("no checkpoint in 120 s")
+            time.sleep(0.05)
+        if stop == "ctrl-c":
+            os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the terminal's foreground group gets it
+        else:
+            process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
     assert process.returncode == INTERRUPTED_STATUS, err
     line = one_line(err)  # no traceback from torchrun
     assert line.startswith("pedro-train: interrupted: stopped at ") and line.endswith(f"--resume {run_dir} --nproc 2")
