@@ -40,9 +40,9 @@ def test_no_phases_is_the_policy_all_phases_the_teacher_and_a_policy_agrees_with
 def test_the_table_has_a_row_per_swap_and_the_cli_refuses_bad_rules_in_one_line() -> None:
     rows, agreement = measure("random", "rule:heuristic", "rule:heuristic", make_config(target_score=11), 2, 7)
     assert [label for label, _ in rows][::4] == ["the policy", "the teacher"] and len(rows) == 5
-    assert all(len(results) == 4 for _, results in rows)  # two pairs: four matches a row
+    assert all(head.matches == 4 for _, head in rows)  # two pairs: four matches a row
     assert (agreement[:, 0] <= agreement[:, 1]).all() and agreement[0, 0] < agreement[0, 1]  # random bids differ
-    report = table(rows, agreement, 2)
+    report = table(rows, agreement)
     assert len(report.splitlines()) == 8 and "bid " in report.splitlines()[-1]
     done = run_module("tools.phase_swap", "random", "rule:heuristic", "--set", "target_score=11", "--pairs", "1")
     assert done.returncode == 0 and "+ the teacher's bids" in done.stdout, done.stderr

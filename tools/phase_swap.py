@@ -22,7 +22,7 @@ import numpy as np
 from agents import AgentSpecError, make_agent
 from agents.base import Agent
 from arena.match import field_lineup, play_matches
-from arena.ratings import wilson_interval
+from arena.ratings import HeadToHead
 from pedro_env.actions import DISCARD_OFFSET, PLAY_OFFSET, TRUMP_OFFSET
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
 
@@ -73,8 +73,9 @@ class PhaseSwap(Agent):
 
 def measure(
     policy_spec: str, teacher_spec: str, opponent_spec: str, config: PedroConfig, pairs: int, seed: int
-) -> tuple[list[tuple[str, list]], np.ndarray]:
-    """([(row label, its match results)] for the five rows, (4, 2) agreement counts of the policy-alone row)."""
+) -> tuple[list[tuple[str, HeadToHead]], np.ndarray]:
+    """([(row label, its matches against the opponent)] for the five rows, (4, 2) agreement counts of the
+    policy-alone row)."""
     policy, teacher, opponent = (make_agent(spec, config) for spec in (policy_spec, teacher_spec, opponent_spec))
     agreement = np.zeros((len(PHASES), 2), dtype=np.int64)
     sides = [
@@ -87,24 +88,24 @@ def measure(
     rows = []
     for label, side in sides:
         lineup = field_lineup([[side], [opponent]], config.num_teams)  # three players: the field format
-        rows.append((label, play_matches(lineup, config, pairs, seed=seed)))
+        results = play_matches(lineup, config, pairs, seed=seed)
+        head = HeadToHead(
+            label, opponent_spec, config, seed, duplicate=True, pairs=pairs, batch_size=1024, results=results
+        )
+        rows.append((label, head))
     return rows, agreement
 
 
-def table(rows: list[tuple[str, list]], agreement: np.ndarray, num_teams: int) -> str:
+def table(rows: list[tuple[str, HeadToHead]], agreement: np.ndarray) -> str:
     """The report of :func:`measure`: a line per row (win rate of decided matches, 95% Wilson interval, the side's
     share of the contracts and how many it made), then the agreement per phase."""
     lines = [f"{'side':<22} {'win rate [95%]':<22} {'contracts':>9} {'made':>6}"]
-    for label, results in rows:
-        decided = [result for result in results if result.winner >= 0]
-        wins = sum(result.winner == 0 for result in decided)
-        low, high = wilson_interval(wins, len(decided))
-        contracts = sum(result.bids_won[0] for result in results)
-        all_contracts = sum(sum(result.bids_won) for result in results)
-        made = sum(result.bids_made[0] for result in results) / max(contracts, 1)
-        rate = f"{100 * wins / max(len(decided), 1):.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
-        lines.append(f"{label:<22} {rate:<22} {contracts / max(all_contracts, 1):>9.1%} {made:>6.1%}")
-    parity = f" (parity {100 / num_teams:.1f}%)" if num_teams > 2 else ""
+    for label, head in rows:
+        side = head.sides[0]
+        (low, high), contracts = head.win_rate_ci, side.bids_won / max(side.bids_won + side.opponent_bids, 1)
+        rate = f"{100 * head.win_rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+        lines.append(f"{label:<22} {rate:<22} {contracts:>9.1%} {side.made_rate:>6.1%}")
+    parity = f" (parity {100 * rows[0][1].parity:.1f}%)" if rows[0][1].seats > 2 else ""
     lines.append(f"{'':<22} win rates of decided matches{parity}")
     shares = [f"{name} {same / total:.1%} of {total:,}" for name, (same, total) in zip(PHASES, agreement) if total]
     lines.append("the teacher chooses as the policy does, per phase (decisions with a choice): " + "; ".join(shares))
@@ -129,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     rules = " ".join(args.set) or "the default rules"
     print(f"{args.policy} and {args.teacher} against {args.opponent}, {args.pairs} pairs (seed {args.seed}), {rules}:")
-    print(table(rows, agreement, config.num_teams))
+    print(table(rows, agreement))
     return 0
 
 
