@@ -68,8 +68,7 @@ def read_rules_mix(value: Any, env: Mapping[str, Any]) -> tuple[Mapping[str, Any
     """``rules_mix`` as given (a list of entries or texts, or one text of entries joined by ``;``) -> its entries
     checked and written out in full, ``({"set": {...}, "weight": w, "name": n}, ...)`` (read-only mappings), every
     entry's rules checked on top of ``env``. Reading its own output gives the same entries."""
-    if isinstance(value, str):
-        value = [part for part in (piece.strip() for piece in value.split(";")) if part]
+    value = _entries_of_text(value)
     if not isinstance(value, (list, tuple)):
         raise RulesMixError(
             f"config key 'rules_mix' = {short_repr(value)} is not allowed: it takes a list of entries {ENTRY_FORM}"
@@ -108,30 +107,28 @@ ENTRY_ASSIGNMENT = re.compile(r"rules_mix\[(\d+)\]\.(\w+(?:\.\w+)?)")
 def with_entry_key(value: Any, index: int, key: str, item: Any) -> list[Any]:
     """``rules_mix`` as given (entries or texts, or one text) with entry ``index``'s ``key`` set to ``item``
     (``set.RULE_KEY`` one of its rules): ``--set 'rules_mix[0].teacher=pretrained'`` on a config's mix. The entry
-    is checked with the rest by :func:`read_rules_mix`; RulesMixError for an index past the mix's end."""
-    if isinstance(value, str):
-        value = [part for part in (piece.strip() for piece in value.split(";")) if part]
+    is checked with the rest by :func:`read_rules_mix` (which refuses what is not an entry, as given); RulesMixError
+    for an index past the mix's end."""
+    value = _entries_of_text(value)
     entries = list(value) if isinstance(value, (list, tuple)) else []
-    where = f"rules_mix[{index}].{key}"
     if index >= len(entries):
         have = f"entries 0 to {len(entries) - 1}" if entries else "no entries"
-        raise RulesMixError(f"config key {where!r} names no entry: the mix has {have}")
+        raise RulesMixError(f"config key 'rules_mix[{index}].{key}' names no entry: the mix has {have}")
     entry = entries[index]
     entry = _entry_from_text(entry, f"rules_mix[{index}]") if isinstance(entry, str) else entry
-    if not isinstance(entry, Mapping):
-        raise RulesMixError(
-            f"config key 'rules_mix[{index}]' = {short_repr(entry)} is not an entry: it takes {ENTRY_FORM}"
-        )
-    entry = dict(entry)
-    if key.startswith("set."):
-        changes = entry.get("set") or {}
-        if not isinstance(changes, Mapping):  # refused as read_rules_mix refuses it
-            raise RulesMixError(f"config key 'rules_mix[{index}].set' = {short_repr(changes)} is not a mapping")
-        entry["set"] = {**changes, key[4:]: item}
-    else:
-        entry[key] = item
-    entries[index] = entry
+    if isinstance(entry, Mapping) and not key.startswith("set."):
+        entries[index] = {**entry, key: item}
+    elif isinstance(entry, Mapping) and isinstance(entry.get("set") or {}, Mapping):
+        entries[index] = {**entry, "set": {**(entry.get("set") or {}), key[4:]: item}}
     return entries
+
+
+def _entries_of_text(value: Any) -> Any:
+    """``rules_mix`` written as one text, ``'ENTRY; ENTRY'``, as the list of its entries' texts; any other value as
+    it is."""
+    if not isinstance(value, str):
+        return value
+    return [part for part in (piece.strip() for piece in value.split(";")) if part]
 
 
 def _entry_parts(item: Any, where: str) -> tuple[dict[str, Any], float, str | None, str | None, float | None]:
