@@ -288,9 +288,9 @@ class UpdateData:
         entropy_weight = torch.where(bidding, config.bid_entropy_boost, 1.0).float()
         teacher_actions = gather(rollout.teacher_actions) if teacher_weight > 0 else None
         scales = None
-        if teacher_actions is not None and teacher_scales is not None:  # each row's game is its column of (T, B)
-            games = np.broadcast_to(np.asarray(teacher_scales, dtype=np.float32), rollout.teacher_actions.shape)
-            scales = gather(np.ascontiguousarray(games))
+        if teacher_actions is not None and teacher_scales is not None:  # a row's game: its column of the (T, B)
+            games = rollout.teacher_actions.shape[1]
+            scales = torch.from_numpy(np.asarray(teacher_scales, dtype=np.float32)[chosen % games]).to(device)
         old_log_probs, old_values = gather(rollout.log_probs), gather(rollout.values)
         flat_advantages = gather(advantages)
         return cls(
