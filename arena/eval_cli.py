@@ -135,6 +135,7 @@ def _add_gauntlet_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--baselines",
         nargs="+",
+        action="extend",
         metavar="SPEC",
         help=f"--gauntlet: the baselines met (default: {' '.join(GAUNTLET_BASELINES)})",
     )

@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m benchmarks.training", description=__doc__.split("\n\n")[0])
     parser.add_argument("config", help="a shipped config's name (ppo_selfplay) or a YAML file's path")
     parser.add_argument("--updates", type=int, default=10, help="timed updates after one warm-up update")
-    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="config overrides")
+    parser.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="config overrides")
     parser.add_argument(
         "--ranks", nargs="+", type=int, metavar="N", help="run as N ranks under torchrun, for each N given in turn"
     )

@@ -150,6 +150,7 @@ def test_cli_gauntlet_writes_the_table_json_csv_png(tmp_path: Path) -> None:
         "--gauntlet",
         "--baselines",
         "random",
+        "--baselines",  # every one given counts
         "rule:heuristic",
         "--pairs",
         "2",

@@ -46,7 +46,8 @@ def test_the_table_has_a_row_per_swap_and_the_cli_refuses_bad_rules_in_one_line(
     assert len(report.splitlines()) == 8 and "bid " in report.splitlines()[-1]
     done = run_module("tools.phase_swap", "random", "rule:heuristic", "--set", "target_score=11", "--pairs", "1")
     assert done.returncode == 0 and "+ the teacher's bids" in done.stdout, done.stderr
-    done = run_module("tools.phase_swap", "random", "rule:heuristic", "--set", "refill=sideways")
+    two_sets = ["--set", "refill=sideways", "--set", "target_score=11", "--pairs", "1"]  # every --set counts
+    done = run_module("tools.phase_swap", "random", "rule:heuristic", *two_sets)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].endswith(
         "config key 'refill' = 'sideways' is not allowed: allowed values are maker_sorted, top, dealer_robs"
     ), done.stderr

@@ -242,6 +242,8 @@ def test_a_shipped_config_is_named_wherever_the_command_runs(tmp_path: Path, mon
 def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert train_main([str(SMOKE), "--set", "num_envs=-3", f"runs_dir={tmp_path}"]) == 2
     assert "'num_envs' = -3 is not allowed" in capsys.readouterr().err
+    assert train_main([str(SMOKE), "--set", "num_envs=-3", "--set", f"runs_dir={tmp_path}"]) == 2  # every --set counts
+    assert "'num_envs' = -3 is not allowed" in capsys.readouterr().err
     assert train_main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "checkpoint not found" in capsys.readouterr().err
 

@@ -117,7 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("policy", help="the agent measured, e.g. pretrained or ckpt:PATH")
     parser.add_argument("teacher", help="the agent whose choices are swapped in, e.g. 'rule:heuristic,deny=true'")
     parser.add_argument("--opponent", default="rule:heuristic", help="the other side (default rule:heuristic)")
-    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE", help="rule keys, as pedro-eval's --set")
+    parser.add_argument(
+        "--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="rule keys, as pedro-eval's --set"
+    )
     parser.add_argument("--pairs", type=int, default=200, help="duplicate pairs per row (default 200)")
     parser.add_argument("--seed", type=int, default=57_000_000, help="the first pair's seed (default 57,000,000)")
     args = parser.parse_args(argv)

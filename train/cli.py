@@ -128,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--set",
         nargs="+",
+        action="extend",
         default=[],
         metavar="KEY=VALUE",
         help="override config keys (env.KEY for rule keys, rules_mix[N].KEY for one key of a rules_mix entry)",

@@ -440,7 +440,12 @@ def _add_labels_command(commands: argparse._SubParsersAction) -> None:
     labels.add_argument("--search", default="search:pimc,samples=16", help="search:pimc spec that values the cards")
     labels.add_argument("--beside", help="agent spec playing --beside-seats (their decisions are not labelled)")
     labels.add_argument(
-        "--beside-seats", type=int, nargs="+", default=[], help="absolute seats 0..3 --beside plays (at most 3)"
+        "--beside-seats",
+        type=int,
+        nargs="+",
+        action="extend",
+        default=[],
+        help="absolute seats 0..3 --beside plays (at most 3)",
     )
 
 
