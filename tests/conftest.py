@@ -7,12 +7,13 @@ lists, so the tests can check the batched engine against something obviously cor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -316,6 +317,25 @@ def start_module(module: str, *args: str, cwd: Path | None = None, text: bool = 
         env=module_env(),
         cwd=cwd,
     )
+
+
+@contextlib.contextmanager
+def killed_on_failure(process: Any, group: bool = False) -> Iterator[None]:
+    """Kill ``process`` (its whole session with ``group``: a launcher, torchrun and the ranks) where the block fails,
+    so that a run left training does not slow the tests after it into failures of their own; the failure then
+    carries what it wrote to stderr."""
+    try:
+        yield
+    except BaseException as error:
+        if process.poll() is None:
+            if group:
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+        _, err = process.communicate()
+        if hasattr(error, "add_note"):  # Python 3.11 on
+            error.add_note(f"its stderr: {err}")
+        raise
 
 
 # ---------------------------------------------------------------- a tiny training run

@@ -44,7 +44,7 @@ from train.distributed import (  # noqa: E402
 from train.ppo import Rollout, ppo_update  # noqa: E402
 from train.trainer import Trainer  # noqa: E402
 
-from conftest import REPO_ROOT, module_env, run_module, tiny_config  # noqa: E402
+from conftest import REPO_ROOT, killed_on_failure, module_env, run_module, tiny_config  # noqa: E402
 
 SMOKE = REPO_ROOT / "configs" / "smoke.yaml"
 
@@ -332,6 +332,8 @@ def _rank_pid(launcher: int, rank: int) -> int | None:
 
 
 def _start_long_run(tmp_path: Path, name: str) -> subprocess.Popen:
+    """torchrun and its two ranks training for a while, in a session of their own (so that a failing test can kill
+    them all: :func:`killed_on_failure`)."""
     command = _smoke(tmp_path, name, "total_decisions=4000000", "eval_interval=0", "final_eval_pairs=0")
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
     return subprocess.Popen(
@@ -341,6 +343,7 @@ def _start_long_run(tmp_path: Path, name: str) -> subprocess.Popen:
         text=True,
         env=module_env(),
         cwd=tmp_path,
+        start_new_session=True,
     )
 
 
@@ -348,7 +351,7 @@ def _wait_for_checkpoint(path: Path, process: subprocess.Popen) -> None:
     deadline = time.time() + 120
     while time.time() < deadline and not path.exists() and process.poll() is None:
         time.sleep(0.05)
-    assert path.exists(), process.communicate()[1] if process.poll() is not None else "no checkpoint in 120 s"
+    assert path.exists(), "the run ended first" if process.poll() is not None else "no checkpoint in 120 s"
 
 
 @pytest.mark.slow
@@ -356,9 +359,10 @@ def test_ctrl_c_stops_every_rank_at_one_checkpoint_and_a_dead_rank_ends_the_job(
     # Ctrl-C to torchrun: the ranks stop together at an update boundary and rank 0 checkpoints
     process = _start_long_run(tmp_path, "stopped")
     checkpoint = tmp_path / "runs" / "stopped" / "latest.pt"
-    _wait_for_checkpoint(checkpoint, process)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
+    with killed_on_failure(process, group=True):
+        _wait_for_checkpoint(checkpoint, process)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
     assert "stopped at" in err and "--nproc 2" in err, err
     stopped = load_checkpoint(checkpoint)
     assert 0 < stopped["counters"]["decisions"] < 4_000_000 and stopped["world_size"] == 2
@@ -367,12 +371,13 @@ def test_ctrl_c_stops_every_rank_at_one_checkpoint_and_a_dead_rank_ends_the_job(
     # a rank killed outright: the others fail fast, torchrun exits non-zero, the last checkpoint loads
     process = _start_long_run(tmp_path, "killed")
     checkpoint = tmp_path / "runs" / "killed" / "latest.pt"
-    _wait_for_checkpoint(checkpoint, process)
-    victim = _rank_pid(process.pid, 1)
-    assert victim is not None
-    os.kill(victim, signal.SIGKILL)
-    start = time.time()
-    process.communicate(timeout=120)
+    with killed_on_failure(process, group=True):
+        _wait_for_checkpoint(checkpoint, process)
+        victim = _rank_pid(process.pid, 1)
+        assert victim is not None
+        os.kill(victim, signal.SIGKILL)
+        start = time.time()
+        process.communicate(timeout=120)
     assert process.returncode != 0 and time.time() - start < 120
     assert _processes_running("killed") == []  # no rank left behind
     assert load_checkpoint(checkpoint)["world_size"] == 2

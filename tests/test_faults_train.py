@@ -8,14 +8,12 @@ kept, status 130; a checkpoint whose counters or arrays were edited is refused o
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import io
 import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,7 @@ from pedro_env.cli import INTERRUPTED_STATUS, OutputPathError  # noqa: E402
 from train.cli import main as train_main  # noqa: E402
 from train.run import run_training  # noqa: E402
 
-from conftest import REPO_ROOT, module_env, tiny_config  # noqa: E402
+from conftest import REPO_ROOT, killed_on_failure, module_env, tiny_config  # noqa: E402
 
 SMOKE = str(REPO_ROOT / "configs" / "smoke.yaml")
 # a CLI run of four updates of 512 decisions, a checkpoint after each, no evaluation
@@ -232,25 +230,6 @@ def interrupt_when(
             time.sleep(0.02)
         process.send_signal(number)
         return process.communicate(timeout=120)
-
-
-@contextlib.contextmanager
-def killed_on_failure(process: Any, group: bool = False) -> Iterator[None]:
-    """Kill ``process`` (its whole session with ``group``: a launcher, torchrun and the ranks) where the block fails,
-    so that a run left training does not slow the tests after it into failures of their own; the failure then
-    carries what it wrote to stderr."""
-    try:
-        yield
-    except BaseException as error:
-        if process.poll() is None:
-            if group:
-                os.killpg(process.pid, signal.SIGKILL)
-            else:
-                process.kill()
-        _, err = process.communicate()
-        if hasattr(error, "add_note"):  # Python 3.11 on
-            error.add_note(f"its stderr: {err}")
-        raise
 
 
 def start_train(tmp_path: Path, name: str, *settings: str, session: bool = False) -> Any:
