@@ -2,8 +2,8 @@
 
 :class:`Trainer` collects rollouts (the policy at its seats, opponents and partners from
 :mod:`train.league` at the others, the teacher's labels from :mod:`train.teacher`), credits and
-updates (:mod:`train.ppo`), counts the games (:mod:`train.stats`) and evaluates with the harness
-(:mod:`train.trainer_eval`); its whole state round-trips through :meth:`Trainer.state_dict`
+updates (:mod:`train.ppo`), counts the games (:mod:`train.stats`, logged by :mod:`train.trainer_scalars`) and
+evaluates with the harness (:mod:`train.trainer_eval`); its whole state round-trips through :meth:`Trainer.state_dict`
 (:mod:`train.trainer_state`), so a resumed run continues exactly.
 The games are those of one :class:`train.table_group.TableGroup` per rule set (``rules_mix``; one for
 a single-rules run), side by side in one batch: group ``g`` owns a contiguous slice of the rollout's
@@ -42,10 +42,11 @@ from train.league import League, OpponentPool
 from train.ppo import Rollout, SeatCredit, ppo_update, seat_advantages
 from train.rules_mix import allot_games, teacher_scales
 from train.schedule import LearningRateSchedule
-from train.stats import GameStats, tag_of
+from train.stats import GameStats
 from train.table_group import Seating, TableGroup
 from train.teacher import DeferredLabels, Teacher, share_policy_agents
 from train.trainer_eval import Evaluation
+from train.trainer_scalars import RunScalars
 from train.trainer_state import CheckpointState
 
 
@@ -59,7 +60,7 @@ class JoinedStep:
     truncated: np.ndarray  # (B,) bool
 
 
-class Trainer(CheckpointState, Evaluation):
+class Trainer(CheckpointState, Evaluation, RunScalars):
     """Everything of one run: games, network, optimizer, opponents, counters and RNGs (see the module docstring)."""
 
     def __init__(
@@ -204,11 +205,6 @@ class Trainer(CheckpointState, Evaluation):
     def learner_team(self) -> np.ndarray:
         """(B,) the policy's team in every game against opponents; -1 in self-play."""
         return self.seating.learner_team
-
-    def tag_prefix(self, group: TableGroup) -> str:
-        """Where ``group``'s scalars go under ``eval/``, ``game/`` and ``opponents/``: nowhere else in a
-        single-rules run (``""``), under its name in a mix (``six_card=true/``)."""
-        return f"{group.name}/" if len(self.groups) > 1 else ""
 
     def add_snapshot(self) -> None:
         """A snapshot of the policy into the league, which every group's pool meets."""
@@ -481,36 +477,6 @@ class Trainer(CheckpointState, Evaluation):
         digests = self.exchange.gather(parameter_digest(self.network))
         if len(set(digests)) != 1:
             raise RuntimeError(f"the ranks' networks differ after update {self.updates + 1} (digests {digests})")
-
-    def game_scalars(self) -> dict[str, float]:
-        """The ``game/`` scalars since the last log, over every rank's games (a collective with several ranks); in a
-        mix over every rule set's games, and each rule set's alone as ``game/<name>/...``."""
-        stats = [group.game_stats for group in self.groups]
-        if self.ranks.distributed:
-            counts = self.exchange.sum_array(np.concatenate([own.to_array() for own in stats]))
-            ends = np.cumsum([own.to_array().size for own in stats])
-            stats = [own.from_array(part) for own, part in zip(stats, np.split(counts, ends[:-1]))]
-        out = GameStats.merged(stats).scalars()
-        if len(stats) > 1:
-            for group, own in zip(self.groups, stats):
-                out.update({f"game/{group.name}/{tag[5:]}": value for tag, value in own.scalars().items()})
-        return out
-
-    def clear_game_stats(self) -> None:
-        """A new count of every group's games, after a log."""
-        for group in self.groups:
-            group.game_stats.clear()
-
-    def opponent_shares(self) -> dict[str, float]:
-        """``opponents/<member>/weight``: the chance a new opponent game meets each pool member (league snapshots
-        together), per rule set in a mix (``opponents/<name>/<member>/weight``)."""
-        out: dict[str, float] = {}
-        for group in self.groups:
-            pool = group.pool
-            for index, weight in enumerate(pool.opponent_weights() if len(pool) else ()):
-                tag = f"opponents/{self.tag_prefix(group)}{tag_of(pool.group(index))}/weight"
-                out[tag] = out.get(tag, 0.0) + float(weight)
-        return out
 
     # -- the schedule: every interval of the run is kept here ---------------------------------
 
