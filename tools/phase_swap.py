@@ -21,10 +21,12 @@ import numpy as np
 
 from agents import AgentSpecError, make_agent
 from agents.base import Agent
+from arena.gauntlet import head_scalars
 from arena.match import field_lineup, play_matches
 from arena.ratings import HeadToHead
 from pedro_env.actions import DISCARD_OFFSET, PLAY_OFFSET, TRUMP_OFFSET
-from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
+from pedro_env.cli import add_rule_overrides, int_at_least, rule_config
+from pedro_env.config import ConfigError, PedroConfig
 
 PHASES = ("bid", "trump", "discard", "play")
 PHASE_ENDS = np.array([TRUMP_OFFSET, DISCARD_OFFSET, PLAY_OFFSET])  # a decision's phase: its first legal action's
@@ -101,10 +103,9 @@ def table(rows: list[tuple[str, HeadToHead]], agreement: np.ndarray) -> str:
     share of the contracts and how many it made), then the agreement per phase."""
     lines = [f"{'side':<22} {'win rate [95%]':<22} {'contracts':>9} {'made':>6}"]
     for label, head in rows:
-        side = head.sides[0]
-        (low, high), contracts = head.win_rate_ci, side.bids_won / max(side.bids_won + side.opponent_bids, 1)
+        scalars, (low, high) = head_scalars(head), head.win_rate_ci
         rate = f"{100 * head.win_rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
-        lines.append(f"{label:<22} {rate:<22} {contracts:>9.1%} {side.made_rate:>6.1%}")
+        lines.append(f"{label:<22} {rate:<22} {scalars['contracts']:>9.1%} {scalars['bid_made_rate']:>6.1%}")
     parity = f" (parity {100 * rows[0][1].parity:.1f}%)" if rows[0][1].seats > 2 else ""
     lines.append(f"{'':<22} win rates of decided matches{parity}")
     shares = [f"{name} {same / total:.1%} of {total:,}" for name, (same, total) in zip(PHASES, agreement) if total]
@@ -117,20 +118,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("policy", help="the agent measured, e.g. pretrained or ckpt:PATH")
     parser.add_argument("teacher", help="the agent whose choices are swapped in, e.g. 'rule:heuristic,deny=true'")
     parser.add_argument("--opponent", default="rule:heuristic", help="the other side (default rule:heuristic)")
-    parser.add_argument(
-        "--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help="rule keys, as pedro-eval's --set"
-    )
-    parser.add_argument("--pairs", type=int, default=200, help="duplicate pairs per row (default 200)")
+    add_rule_overrides(parser)
+    parser.add_argument("--pairs", type=int_at_least(1), default=200, help="duplicate pairs per row (default 200)")
     parser.add_argument("--seed", type=int, default=57_000_000, help="the first pair's seed (default 57,000,000)")
     args = parser.parse_args(argv)
-    if args.pairs < 1:
-        parser.error(f"--pairs must be an int >= 1, got {args.pairs}")
     try:
-        config = make_config(**dict(parse_override(text) for text in args.set))
+        config, _ = rule_config(args)
         rows, agreement = measure(args.policy, args.teacher, args.opponent, config, args.pairs, args.seed)
     except (AgentSpecError, ConfigError) as error:
         parser.error(str(error))
-    rules = " ".join(args.set) or "the default rules"
+    rules = " ".join(args.rule_overrides) or "the default rules"
     print(f"{args.policy} and {args.teacher} against {args.opponent}, {args.pairs} pairs (seed {args.seed}), {rules}:")
     print(table(rows, agreement))
     return 0
