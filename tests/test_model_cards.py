@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("torch")
 
 from agents import PPO_POLICY_PATH, PRETRAINED_PATH  # noqa: E402
-from tools.model_cards import CARDS_DIR, INDEX, MODELS, PPO_STUDY, card_name, main, pages  # noqa: E402
+from tools.model_cards import BY_RULES, CARDS_DIR, INDEX, MODELS, PPO_STUDY, card_name, main, pages  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GENERATED = pages()
@@ -35,7 +35,7 @@ def test_the_committed_cards_are_current(page: str) -> None:
 
 def test_the_check_passes_and_a_changed_figure_changes_the_card(tmp_path: Path) -> None:
     assert main(["--check"]) == 0
-    for source in ("README.md", "docs/training.md", PPO_STUDY):
+    for source in ("README.md", "docs/training.md", PPO_STUDY, BY_RULES):
         (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO_ROOT / source, tmp_path / source)
     readme = tmp_path / "README.md"

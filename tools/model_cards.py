@@ -5,10 +5,10 @@
 
 Each fact has one owner, which the card reads: the rules, layout, network, size and provenance from the model file
 itself (:data:`agents.PRETRAINED_PATH`, :data:`agents.PPO_POLICY_PATH`); the recipe's commands and costs from
-docs/training.md; the gauntlet, figures and command, from README.md's "How strong they are", or for the PPO policy,
-which README does not table, from the study that measured it. A card says where each came from. Only
-:data:`MODELS` (which file, its title, where its recipe and gauntlet are) is written here. The test suite runs
-the check.
+docs/training.md; the gauntlet, figures and command, from README.md's "How strong they are" and, at other table
+sizes, from docs/strength_by_rules.md, or for the PPO policy, which README does not table, from the study that
+measured it. A card says where each came from. Only :data:`MODELS` (which file, its title, where its recipe and
+gauntlet are) is written here. The test suite runs the check.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ STRENGTH_HEADING = "### How strong they are"
 PPO_STUDY = "docs/studies/2026-12-04-partnering-the-search-agents.md"
 DOCS = "../"  # docs/ seen from a card
 STRENGTH_LINK = DOCS + "../README.md#how-strong-they-are"
+BY_RULES = "docs/strength_by_rules.md"  # the gauntlets README leaves out: other table sizes, every rule set
+BY_RULES_HEADING = "## At three and two players"
 PLAYERS = {2: "two players", 3: "three players", 4: "four players"}
 
 
@@ -139,15 +141,20 @@ def relinked(text: str, page: str, folder: str) -> str:
     return re.sub(r"\]\((?!https?:|#|\.\./|/)", f"]({folder}", text)
 
 
-def readme_gauntlet(model: ShippedModel, readme: str) -> str:
-    """README's blocks (bold title, command, table) for ``model``'s file: those whose title names its spec and
-    whose first paragraph its file, in README's order (ValueError where none does)."""
+def gauntlet_blocks(model: ShippedModel, text: str, heading: str) -> list[str]:
+    """The blocks (bold title, command, table) under ``heading`` of ``text`` for ``model``'s file: those whose title
+    names its spec and whose first paragraph its file, in the page's order."""
     named = re.compile(rf"`(?:[^`\s]*/)?{re.escape(model.path.name)}`")
-    blocks = [
+    return [
         block.strip()
-        for block in re.split(r"^(?=\*\*)", section(readme, STRENGTH_HEADING), flags=re.MULTILINE)
+        for block in re.split(r"^(?=\*\*)", section(text, heading), flags=re.MULTILINE)
         if block.startswith(f"**`{model.spec}`") and named.search(block.split("\n\n")[0])
     ]
+
+
+def readme_gauntlet(model: ShippedModel, readme: str) -> str:
+    """README's gauntlet blocks for ``model``'s file (ValueError where none is)."""
+    blocks = gauntlet_blocks(model, readme, STRENGTH_HEADING)
     if not blocks:
         raise ValueError(f"README.md has no gauntlet of {model.path.name} under {STRENGTH_HEADING!r}")
     return "\n\n".join(blocks)
@@ -329,7 +336,18 @@ def summary_rows(model: ShippedModel, payload: dict[str, Any], rule_sets: list[P
     ]
 
 
-def card(model: ShippedModel, readme: str, training: str, study: str) -> str:
+def other_tables(model: ShippedModel, by_rules: str) -> str:
+    """:data:`BY_RULES`'s gauntlet blocks for ``model``'s file at other table sizes, with where they come from
+    (empty where there are none)."""
+    blocks = gauntlet_blocks(model, by_rules, BY_RULES_HEADING)
+    if not blocks:
+        return ""
+    anchor = re.sub(r"[^a-z0-9 -]", "", BY_RULES_HEADING.lstrip("# ").lower()).replace(" ", "-")
+    page = f"{DOCS}{Path(BY_RULES).name}"
+    return f"\n\nFrom [{Path(BY_RULES).name}]({page}#{anchor}):\n\n" + relinked("\n\n".join(blocks), page, DOCS)
+
+
+def card(model: ShippedModel, readme: str, training: str, study: str, by_rules: str) -> str:
     """The card of ``model`` (markdown)."""
     payload = load_checkpoint(model.path)
     rule_sets = trained_rule_sets(payload)
@@ -337,6 +355,7 @@ def card(model: ShippedModel, readme: str, training: str, study: str) -> str:
     figures = (
         f"From [README.md]({STRENGTH_LINK}), which owns the figures:\n\n"
         + relinked(readme_gauntlet(model, readme), f"{DOCS}../README.md", f"{DOCS}../")
+        + other_tables(model, by_rules)
         if model.gauntlet_in_readme
         else study_gauntlet(readme, study)
     )
@@ -402,9 +421,10 @@ def pages(root: Path = REPO_ROOT) -> dict[str, str]:
     readme = (root / "README.md").read_text()
     training = (root / "docs" / "training.md").read_text()
     study = (root / PPO_STUDY).read_text()
+    by_rules = (root / BY_RULES).read_text()
     generated = {f"{CARDS_DIR}/{INDEX}": index(readme)}
     for model in MODELS:
-        generated[f"{CARDS_DIR}/{card_name(model)}"] = card(model, readme, training, study)
+        generated[f"{CARDS_DIR}/{card_name(model)}"] = card(model, readme, training, study, by_rules)
     return generated
 
 
