@@ -293,6 +293,66 @@ def test_nproc_mistakes_are_one_line_before_torchrun_starts(tmp_path: Path) -> N
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_mistake_only_the_ranks_find_is_one_line(tmp_path: Path) -> None:
+    # the network init_from holds is read when the trainer is built, in the ranks: still one line, no traceback
+    other = _train(*_smoke(tmp_path, "x", "init_from=pretrained"), "--nproc", "2", cwd=tmp_path)
+    assert other.returncode == 2 and len(other.stderr.strip().splitlines()) == 1, other.stderr
+    assert other.stderr.startswith("pedro-train: error: init_from pretrained holds another network")
+    assert not (tmp_path / "runs").exists()
+
+
+def _failed_rank(rank: int, status: int) -> Exception:
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError, ProcessFailure
+
+    return ChildFailedError("train.cli", {rank: ProcessFailure(rank, 1000 + rank, status, "<N/A>")})
+
+
+@pytest.mark.parametrize(
+    ("ending", "status", "line"),
+    [
+        (None, 0, ""),
+        (_failed_rank(0, 2), 2, ""),  # the rank said why in its own line
+        (_failed_rank(1, 130), 130, ""),
+        (_failed_rank(1, -signal.SIGKILL), 1, "pedro-train: error: rank 1 ended with signal SIGKILL; the job stopped"),
+        (_failed_rank(0, 3), 3, "pedro-train: error: rank 0 ended with status 3; the job stopped"),
+    ],
+)
+def test_the_launcher_ends_with_the_ranks_status_and_at_most_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    ending: Exception | None,
+    status: int,
+    line: str,
+) -> None:
+    import torch.distributed.run as torchrun
+
+    from train import launcher
+
+    def run(args: object) -> None:
+        if ending is not None:
+            raise ending
+
+    monkeypatch.setattr(torchrun, "run", run)
+    assert launcher.main(["pedro-train", "--standalone", "--nproc_per_node=2", "-m", "train.cli", "smoke"]) == status
+    assert capsys.readouterr().err.strip() == line
+
+
+def test_a_signal_to_the_launcher_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import torch.distributed.run as torchrun
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+
+    from train import launcher
+
+    def run(args: object) -> None:
+        raise SignalException("hangup", signal.SIGHUP)
+
+    monkeypatch.setattr(torchrun, "run", run)
+    assert launcher.main(["pedro-train", "--standalone", "-m", "train.cli", "smoke"]) == 128 + signal.SIGHUP
+    assert capsys.readouterr().err.strip() == "pedro-train: stopped by SIGHUP; so were the ranks"
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():

@@ -253,7 +253,7 @@ def _launch(nproc: int, argv: list[str]) -> int:
     the command ends with status 130 (torchrun, signalled itself, would add its traceback). SIGTERM (``kill``, a
     job scheduler) does the same; a hangup goes to torchrun, which stops the ranks its way."""
     process = subprocess.Popen(
-        launch_command(nproc, "train.cli", argv), env=launch_environment(), start_new_session=True
+        launch_command(nproc, "train.cli", argv, "pedro-train"), env=launch_environment(), start_new_session=True
     )
     forwarded = {signal.SIGTERM: signal.signal(signal.SIGTERM, signal.default_int_handler)}  # as Ctrl-C, below
     if hasattr(signal, "SIGHUP"):

@@ -275,12 +275,15 @@ def launch_environment() -> dict[str, str]:
     return {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
 
 
-def launch_command(nproc: int, module: str, arguments: Sequence[str]) -> list[str]:
-    """The torchrun command line that runs ``python -m module arguments`` as ``nproc`` ranks on this machine."""
+def launch_command(nproc: int, module: str, arguments: Sequence[str], prog: str = "") -> list[str]:
+    """The torchrun command line that runs ``python -m module arguments`` as ``nproc`` ranks on this machine, through
+    :mod:`train.launcher` (a failed rank ends the job with its own line; ``prog``, default ``python -m module``, names
+    the command in a line of the launcher's)."""
     return [
         sys.executable,
         "-m",
-        "torch.distributed.run",
+        "train.launcher",
+        prog or f"python -m {module}",
         "--standalone",
         f"--nproc_per_node={nproc}",
         "-m",
