@@ -351,6 +351,7 @@ def test_a_signal_to_the_launcher_is_one_line(
     monkeypatch.setattr(torchrun, "run", run)
     assert launcher.main(["pedro-train", "--standalone", "-m", "train.cli", "smoke"]) == 128 + signal.SIGHUP
     assert capsys.readouterr().err.strip() == "pedro-train: stopped by SIGHUP; so were the ranks"
+    assert launcher.main([]) == 2 and capsys.readouterr().err.startswith("usage: python -m train.launcher PROG")
 
 
 def _children(pid: int) -> list[int]:

@@ -23,7 +23,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import parse_args, run
 
-    prog, *arguments = list(sys.argv[1:] if argv is None else argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if not given:
+        print(
+            "usage: python -m train.launcher PROG TORCHRUN_ARGUMENTS (pedro-train --nproc N runs it)", file=sys.stderr
+        )
+        return 2
+    prog, *arguments = given
     for name in QUIET_LOGGERS:  # their "failed (exitcode: N)" lines: the ending is said once, below or by the rank
         logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
