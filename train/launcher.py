@@ -13,7 +13,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
-SPOKEN_STATUSES = (1, 2, 130)  # a rank that ends with one of these printed its own line
+from pedro_env.cli import INTERRUPTED_STATUS
+
+SPOKEN_STATUSES = (1, 2, INTERRUPTED_STATUS)  # a rank that ends with one of these printed its own line
 QUIET_LOGGERS = ("torch.distributed.elastic.multiprocessing.api", "torch.distributed.elastic.agent.server.api")
 
 
