@@ -5,11 +5,13 @@
     pedro-eval rule:heuristic rule:cautious search:pimc --round-robin --matches 500 --workers 2
     pedro-eval random random --set target_score=21 max_deals=50 --out eval/rr --no-progress
     pedro-eval ckpt:runs/quickstart --gauntlet                   # against every baseline, worst first
+    pedro-eval pretrained --gauntlet --rule-sets every           # ... in each of 17 rule sets: one table
     pedro-eval rule:heuristic rule:cautious --set num_players=3 scoring=simple   # the field format
 
 Output: the table on stdout (:mod:`arena.tables`, :func:`arena.gauntlet.format_gauntlet`), then
 ``PREFIX.json`` (settings, summary, every match), ``PREFIX.csv`` (one row per pairing or gauntlet
-entry; a round robin adds ``PREFIX-ratings.csv``) and ``PREFIX.png`` (needs matplotlib). A mistake
+entry; a round robin adds ``PREFIX-ratings.csv``, a gauntlet in several rule sets ``PREFIX.md``, its table in
+Markdown) and ``PREFIX.png`` (needs matplotlib). A mistake
 in the arguments, a count out of its range included (:data:`arena.evaluate.MAX_MATCHES` matches a run), is
 one line on stderr and status 2, before any work. Every file is written whole or not at all (a temporary
 file renamed over it): one that cannot be written after the work leaves the table on stdout, the files
@@ -46,6 +48,7 @@ from arena.gauntlet import (
     GAUNTLET_BASELINES,
     GauntletEntry,
     GauntletResult,
+    check_entries,
     format_gauntlet,
     gauntlet_entries,
     has_partners,
@@ -53,10 +56,27 @@ from arena.gauntlet import (
     run_gauntlet,
 )
 from arena.match import parse_side
-from arena.plots import plot, plot_gauntlet
+from arena.plots import plot, plot_gauntlet, plot_rule_sets
 from arena.progress import GauntletProgressBar
 from arena.ratings import HeadToHead, Tournament
-from arena.reports import file_slug, gauntlet_csv, save_replays, to_csv, to_json
+from arena.reports import (
+    file_slug,
+    gauntlet_csv,
+    rule_sets_csv,
+    rule_sets_markdown_file,
+    save_replays,
+    to_csv,
+    to_json,
+)
+from arena.rule_sets import (
+    DEFAULT_RULES,
+    EVERY,
+    EVERY_RULE_SETS,
+    RuleSetsResult,
+    format_rule_sets,
+    read_rule_sets,
+    run_rule_sets,
+)
 from arena.shards import shard_count
 from arena.tables import format_table
 from pedro_env.cli import (
@@ -86,6 +106,7 @@ examples:
   pedro-eval ckpt:runs/quickstart/latest.pt rule:heuristic --pairs 1000 --workers 2
   pedro-eval ckpt:runs/quickstart+rule:heuristic rule:heuristic --pairs 500   # partnering a baseline
   pedro-eval rule:heuristic random --set target_score=21 variant=sancho --save-replays replays/
+  pedro-eval pretrained --gauntlet --baselines rule:heuristic --rule-sets default six_card=true num_players=2
   pedro-eval search:pimc rule:heuristic --set num_players=3 scoring=simple --pairs 100 --batch-size 8"""
 
 
@@ -148,6 +169,15 @@ def _add_gauntlet_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-partners", dest="partners", action="store_false", help="--gauntlet: the baselines only as opponents"
     )
+    parser.add_argument(
+        "--rule-sets",
+        nargs="+",
+        action="extend",
+        metavar="RULES",
+        help=f"--gauntlet: play it in each of these rule sets ({DEFAULT_RULES!r}, KEY=VALUE pieces joined by ',', or "
+        f"{EVERY!r}: the {len(EVERY_RULE_SETS)} of docs/strength_by_rules.md), on top of --set; one table, worst "
+        "rule set first",
+    )
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -206,8 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_matches_command(args: argparse.Namespace, explicit_workers: bool) -> int:
     """A head to head, or a round robin: the table on stdout, then JSON, CSV, PNG (and replay records)."""
     try:
-        if args.baselines or args.search_pairs != DEFAULT_SEARCH_PAIRS or not args.partners:
-            raise EvaluationError("--baselines, --search-pairs and --no-partners belong to --gauntlet")
+        if args.baselines or args.search_pairs != DEFAULT_SEARCH_PAIRS or not args.partners or args.rule_sets:
+            raise EvaluationError("--baselines, --search-pairs, --no-partners and --rule-sets belong to --gauntlet")
         check_run_numbers(args.seed, args.workers, args.batch_size)
         config, _ = rule_config(args)
         if len(args.sides) < 2:
@@ -280,32 +310,26 @@ def _note_idle_workers(args: argparse.Namespace, config: PedroConfig, pair_count
 
 def _run_gauntlet_command(args: argparse.Namespace) -> int:
     """``pedro-eval SIDE --gauntlet``: the gauntlet table on stdout, PREFIX.json, PREFIX.csv and PREFIX.png."""
+    if args.rule_sets:
+        return _run_rule_sets_command(args)
     try:
         _check_gauntlet_arguments(args)
-        check_run_numbers(args.seed, args.workers, args.batch_size)
         config, _ = rule_config(args)
         subject = args.sides[0]
-        if "+" in subject:
-            raise EvaluationError(f"--gauntlet measures one agent: {subject!r} is a team (the gauntlet seats partners)")
-        default_pairs = args.pairs if args.pairs is not None or args.matches else DEFAULT_GAUNTLET_PAIRS
-        pairs = pairs_for(args.matches, default_pairs, config, True)
-        entries = gauntlet_entries(
-            args.baselines or GAUNTLET_BASELINES,
-            pairs,
-            args.search_pairs,
-            args.partners and has_partners(config),  # individual games: opponent entries only
-            slow_subject=is_search(subject),
-        )
-        if not entries:
-            raise EvaluationError("the gauntlet has no entries (every baseline left out)")
+        entries = _gauntlet_entries(args, config)
         total = sum(entry.pairs for entry in entries) * config.num_teams
         check_run_size(args.seed, max(entry.pairs for entry in entries), total)
+        check_entries(subject, entries, config, set())  # first: a typo in a baseline costs no directory
         notes = check_sides([parse_side(subject)], config)
         prefix = check_output_prefix(
             args.out if args.out else default_prefix([subject, "gauntlet"]), (".json", ".csv", ".png")
         )
         print_notes(notes)
-        result = _play_gauntlet(args, subject, entries, config, total)
+        result: GauntletResult = _with_progress(
+            args,
+            total,
+            lambda progress: run_gauntlet(subject, entries, config, args.seed, args.workers, progress=progress),
+        )
     except USAGE_ERRORS as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
@@ -318,10 +342,65 @@ def _run_gauntlet_command(args: argparse.Namespace) -> int:
     return _write_and_report(format_gauntlet(result), write)
 
 
-def _play_gauntlet(
-    args: argparse.Namespace, subject: str, entries: list[GauntletEntry], config: PedroConfig, total: int
-) -> GauntletResult:
-    """The gauntlet's matches with a progress bar; EvaluationInterrupted on Ctrl-C, with the matches played."""
+def _run_rule_sets_command(args: argparse.Namespace) -> int:
+    """``pedro-eval SIDE --gauntlet --rule-sets ...``: the rules x entries table on stdout, PREFIX.json, PREFIX.csv,
+    PREFIX.md (the table in Markdown) and PREFIX.png (a heat map)."""
+    try:
+        _check_gauntlet_arguments(args)
+        _, overrides = rule_config(args)
+        rule_sets = read_rule_sets(args.rule_sets, overrides)
+        subject = args.sides[0]
+        plans = [_gauntlet_entries(args, rule_set.config) for rule_set in rule_sets]
+        total = sum(sum(e.pairs for e in entries) * r.config.num_teams for r, entries in zip(rule_sets, plans))
+        check_run_size(args.seed, max(entry.pairs for entries in plans for entry in entries), total)
+        for rule_set, entries in zip(rule_sets, plans):
+            check_entries(subject, entries, rule_set.config, set())
+        notes = [note for rule_set in rule_sets for note in check_sides([parse_side(subject)], rule_set.config)]
+        suffixes = (".json", ".csv", ".md", ".png")
+        prefix = check_output_prefix(args.out if args.out else default_prefix([subject, "rule-sets"]), suffixes)
+        print_notes(list(dict.fromkeys(notes)))
+        result: RuleSetsResult = _with_progress(
+            args,
+            total,
+            lambda progress: run_rule_sets(
+                subject, rule_sets, lambda config: _gauntlet_entries(args, config), args.seed, args.workers, progress
+            ),
+        )
+    except USAGE_ERRORS as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+
+    def write(written: list[Path]) -> None:
+        written.append(to_json(result, _beside(prefix, ".json")))
+        written.append(rule_sets_csv(result, _beside(prefix, ".csv")))
+        written.append(rule_sets_markdown_file(result, _beside(prefix, ".md")))
+        _draw_chart(plot_rule_sets, result, _beside(prefix, ".png"), written)
+
+    return _write_and_report(format_rule_sets(result), write)
+
+
+def _gauntlet_entries(args: argparse.Namespace, config: PedroConfig) -> list[GauntletEntry]:
+    """The gauntlet's entries under ``config`` (partners only where it seats them); EvaluationError if none."""
+    check_run_numbers(args.seed, args.workers, args.batch_size)
+    subject = args.sides[0]
+    if "+" in subject:
+        raise EvaluationError(f"--gauntlet measures one agent: {subject!r} is a team (the gauntlet seats partners)")
+    default_pairs = args.pairs if args.pairs is not None or args.matches else DEFAULT_GAUNTLET_PAIRS
+    entries = gauntlet_entries(
+        args.baselines or GAUNTLET_BASELINES,
+        pairs_for(args.matches, default_pairs, config, True),
+        args.search_pairs,
+        args.partners and has_partners(config),  # individual games: opponent entries only
+        slow_subject=is_search(subject),
+    )
+    if not entries:
+        raise EvaluationError("the gauntlet has no entries (every baseline left out)")
+    return entries
+
+
+def _with_progress(args: argparse.Namespace, total: int, play: Callable[[Callable[[int, int], None]], Any]) -> Any:
+    """``play(progress)`` with a progress bar over ``total`` matches; EvaluationInterrupted on Ctrl-C, with the
+    matches played."""
     bar = GauntletProgressBar(args.progress)
     played = [0]
 
@@ -330,7 +409,7 @@ def _play_gauntlet(
         bar.update(done, of)
 
     try:
-        return run_gauntlet(subject, entries, config, args.seed, args.workers, progress=progress)
+        return play(progress)
     except KeyboardInterrupt:
         raise EvaluationInterrupted(played[0], total) from None
     finally:

@@ -5,6 +5,8 @@
 - round robin: the Bradley-Terry ratings with 95% intervals, best at the top, and the score matrix
   (row against column) as a heat map.
 - gauntlet: every entry's win rate with its 95% interval, lowest first, the worst opponent in red.
+- gauntlets in several rule sets: the win rates as a heat map, a row per rule set (worst at the top), a column per
+  entry.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 
 from arena.gauntlet import GauntletEntry, GauntletResult, entry_rate
 from arena.ratings import Z95, HeadToHead, Tournament, wilson_interval
+from arena.rule_sets import RuleSetsResult, row_name
 from arena.tables import format_number
 from pedro_env.cli import atomic_output
 
@@ -179,6 +182,30 @@ def plot_gauntlet(result: GauntletResult, path: str | Path) -> Path:
     axes.set_xlabel("win rate of decided matches (95% Wilson); blue: as opponent, green: as partner, red: worst")
     field = f", field format (parity {100 / result.config.num_teams:.1f}%)" if result.config.num_teams > 2 else ""
     axes.set_title(f"gauntlet of {result.subject}{field}", fontsize=10)
+    figure.tight_layout()
+    return _save(plt, figure, path)
+
+
+def plot_rule_sets(result: RuleSetsResult, path: str | Path) -> Path:
+    """A PNG: each rule set's win rate in each entry as a heat map (grey: no such entry, e.g. partners at three)."""
+    plt = _pyplot()
+    columns, ordered = result.columns(), result.ordered()
+    rates = np.full((len(ordered), len(columns)), np.nan)
+    for row, (_, gauntlet) in enumerate(ordered):
+        for entry, head in zip(gauntlet.entries, gauntlet.heads):
+            if entry.label in columns and not entry.league:
+                rates[row, columns.index(entry.label)] = entry_rate(head)
+    figure, axes = plt.subplots(figsize=(3 + 1.3 * len(columns), 1.5 + 0.4 * len(ordered)))
+    colours = plt.get_cmap("RdYlGn").copy()
+    colours.set_bad("lightgrey")
+    image = axes.imshow(np.ma.masked_invalid(rates), cmap=colours, vmin=0, vmax=1, aspect="auto")
+    for (row, column), rate in np.ndenumerate(rates):
+        if math.isfinite(rate):
+            axes.text(column, row, f"{100 * rate:.0f}%", ha="center", va="center", fontsize=8)
+    axes.set_xticks(np.arange(len(columns)), columns, rotation=20, ha="right", fontsize=8)
+    axes.set_yticks(np.arange(len(ordered)), [row_name(rule_set) for rule_set, _ in ordered], fontsize=8)
+    axes.set_title(f"{result.subject}: win rate of decided matches, worst rule set at the top", fontsize=10)
+    figure.colorbar(image, ax=axes, fraction=0.046)
     figure.tight_layout()
     return _save(plt, figure, path)
 

@@ -5,7 +5,8 @@ CSV columns are :data:`CSV_COLUMNS`: the two sides, counts, side A's win rate an
 95% intervals, points per deal with its standard error and interval, each side's bidding figures,
 the seed and the format (duplicate, field or single, with side A's parity share); an undefined figure is
 an empty cell. The gauntlet's CSV puts ``role``,
-``baseline`` and ``league`` before them.
+``baseline`` and ``league`` before them; a gauntlet in several rule sets ``rules``, ``role`` and ``baseline``, and
+a Markdown table beside it.
 
 Every file is written whole or not at all (:func:`pedro_env.cli.atomic_output`: a temporary file beside it,
 renamed over it once complete), so a full disk or Ctrl-C never leaves a cut file in place of a good one; a
@@ -25,6 +26,7 @@ from arena.gauntlet import GauntletResult
 from arena.match import field_lineup, parse_side, seats_of_side, team_of_side
 from arena.ratings import HeadToHead, Tournament
 from arena.replay import record_from_seed
+from arena.rule_sets import RuleSetsResult, rule_sets_markdown
 from pedro_env.cli import atomic_output
 
 CSV_COLUMNS = [
@@ -69,7 +71,9 @@ def file_slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:80].strip("_")
 
 
-def to_json(result: HeadToHead | Tournament | GauntletResult, path: str | Path, with_matches: bool = True) -> Path:
+def to_json(
+    result: HeadToHead | Tournament | GauntletResult | RuleSetsResult, path: str | Path, with_matches: bool = True
+) -> Path:
     """Write the result (summary, and every match unless ``with_matches`` is False) as JSON."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,6 +167,26 @@ def gauntlet_csv(result: GauntletResult, path: str | Path) -> Path:
     for entry, head in result.ordered():
         writer.writerow({"role": entry.role, "baseline": entry.baseline, "league": entry.league, **_csv_cells(head)})
     return _write_text(Path(path), text.getvalue())
+
+
+def rule_sets_csv(result: RuleSetsResult, path: str | Path) -> Path:
+    """One row per rule set and entry (worst rule set first, its entries worst first): ``rules``, ``role`` and
+    ``baseline``, then the head-to-head columns."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=["rules", "role", "baseline", *CSV_COLUMNS])
+    writer.writeheader()
+    for rule_set, gauntlet in result.ordered():
+        for entry, head in gauntlet.ordered():
+            if not entry.league:
+                writer.writerow(
+                    {"rules": rule_set.name, "role": entry.role, "baseline": entry.baseline, **_csv_cells(head)}
+                )
+    return _write_text(Path(path), text.getvalue())
+
+
+def rule_sets_markdown_file(result: RuleSetsResult, path: str | Path) -> Path:
+    """:func:`arena.rule_sets.rule_sets_markdown` at ``path``: the table to paste into a page."""
+    return _write_text(Path(path), rule_sets_markdown(result))
 
 
 def _write_text(path: Path, text: str) -> Path:

@@ -193,6 +193,14 @@ def test_cli_gauntlet_usage_errors_exit_2(
     assert message in capsys.readouterr().err
 
 
+def test_cli_gauntlet_checks_the_baselines_before_making_the_output_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["random", "--gauntlet", "--baselines", "rule:nope", "--out", str(tmp_path / "out" / "g")]) == 2
+    assert "'rule:nope'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_worker_plays_on_one_torch_thread_even_when_torch_was_imported_first(tmp_path: Path) -> None:
     # a spawned worker re-imports the parent's main module first; pedro-train's imports torch, which then
     # starts one thread per core unless the worker tells it otherwise (the workers' threads spun against
