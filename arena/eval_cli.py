@@ -74,6 +74,7 @@ from arena.rule_sets import (
     EVERY_RULE_SETS,
     RuleSetsResult,
     format_rule_sets,
+    match_count,
     read_rule_sets,
     run_rule_sets,
 )
@@ -350,10 +351,10 @@ def _run_rule_sets_command(args: argparse.Namespace) -> int:
         _, overrides = rule_config(args)
         rule_sets = read_rule_sets(args.rule_sets, overrides)
         subject = args.sides[0]
-        plans = [_gauntlet_entries(args, rule_set.config) for rule_set in rule_sets]
-        total = sum(sum(e.pairs for e in entries) * r.config.num_teams for r, entries in zip(rule_sets, plans))
-        check_run_size(args.seed, max(entry.pairs for entries in plans for entry in entries), total)
-        for rule_set, entries in zip(rule_sets, plans):
+        plans = [(rule_set, _gauntlet_entries(args, rule_set.config)) for rule_set in rule_sets]
+        total = sum(match_count(rule_set, entries) for rule_set, entries in plans)
+        check_run_size(args.seed, max(entry.pairs for _, entries in plans for entry in entries), total)
+        for rule_set, entries in plans:
             check_entries(subject, entries, rule_set.config, set())
         notes = [note for rule_set in rule_sets for note in check_sides([parse_side(subject)], rule_set.config)]
         suffixes = (".json", ".csv", ".md", ".png")
@@ -362,9 +363,7 @@ def _run_rule_sets_command(args: argparse.Namespace) -> int:
         result: RuleSetsResult = _with_progress(
             args,
             total,
-            lambda progress: run_rule_sets(
-                subject, rule_sets, lambda config: _gauntlet_entries(args, config), args.seed, args.workers, progress
-            ),
+            lambda progress: run_rule_sets(subject, plans, args.seed, args.workers, progress),
         )
     except USAGE_ERRORS as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)

@@ -313,4 +313,3 @@ def _shards(sides: list[Side], pairings: list[Pairing], bounds: list[tuple[int, 
         for index, (i, j) in enumerate(pairings)
         for shard_index, (first, count) in enumerate(bounds)
     ]
-

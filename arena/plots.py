@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 
 from arena.gauntlet import GauntletEntry, GauntletResult, entry_rate
 from arena.ratings import Z95, HeadToHead, Tournament, wilson_interval
-from arena.rule_sets import RuleSetsResult, row_name
+from arena.rule_sets import RuleSetsResult, entry_head, row_name
 from arena.tables import format_number
 from pedro_env.cli import atomic_output
 
@@ -191,10 +192,10 @@ def plot_rule_sets(result: RuleSetsResult, path: str | Path) -> Path:
     plt = _pyplot()
     columns, ordered = result.columns(), result.ordered()
     rates = np.full((len(ordered), len(columns)), np.nan)
-    for row, (_, gauntlet) in enumerate(ordered):
-        for entry, head in zip(gauntlet.entries, gauntlet.heads):
-            if entry.label in columns and not entry.league:
-                rates[row, columns.index(entry.label)] = entry_rate(head)
+    for (row, (_, gauntlet)), (column, label) in itertools.product(enumerate(ordered), enumerate(columns)):
+        head = entry_head(gauntlet, label)
+        if head is not None:
+            rates[row, column] = entry_rate(head)
     figure, axes = plt.subplots(figsize=(3 + 1.3 * len(columns), 1.5 + 0.4 * len(ordered)))
     colours = plt.get_cmap("RdYlGn").copy()
     colours.set_bad("lightgrey")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.gauntlet import GauntletEntry, GauntletResult, entry_rate, run_gauntlet
+from arena.ratings import HeadToHead
 from arena.tables import format_percent
 from pedro_env.config import ConfigError, PedroConfig, make_config, parse_override
 
@@ -120,48 +121,62 @@ def above_parity(gauntlet: GauntletResult) -> float:
 ProgressCallback = Callable[[int, int], None]
 
 
+def match_count(rule_set: RuleSet, entries: Sequence[GauntletEntry]) -> int:
+    """The matches ``entries`` play under the rule set's config (a pair is one match per team)."""
+    return sum(entry.pairs for entry in entries) * rule_set.config.num_teams
+
+
 def run_rule_sets(
     subject: str,
-    rule_sets: Sequence[RuleSet],
-    entries_for: Callable[[PedroConfig], list[GauntletEntry]],
+    plans: Sequence[tuple[RuleSet, Sequence[GauntletEntry]]],
     seed: int,
     workers: int,
     progress: ProgressCallback | None = None,
 ) -> RuleSetsResult:
-    """Play ``entries_for(config)`` in every rule set, one after another; ``progress`` counts every match."""
-    plans = [(rule_set, entries_for(rule_set.config)) for rule_set in rule_sets]
-    total = sum(entry.pairs * rule_set.config.num_teams for rule_set, entries in plans for entry in entries)
+    """Play each rule set's entries under its rules, one rule set after another; ``progress`` counts every match."""
+    total = sum(match_count(rule_set, entries) for rule_set, entries in plans)
     done_before = 0
     gauntlets = []
     for rule_set, entries in plans:
-        offset = done_before
 
-        def report(done: int, _of: int, offset: int = offset) -> None:
+        def report(done: int, _of: int, offset: int = done_before) -> None:
             if progress is not None:
                 progress(offset + done, total)
 
         gauntlets.append(run_gauntlet(subject, entries, rule_set.config, seed, workers, progress=report))
-        done_before += sum(entry.pairs for entry in entries) * rule_set.config.num_teams
-    return RuleSetsResult(subject, seed, list(rule_sets), gauntlets)
+        done_before += match_count(rule_set, entries)
+    return RuleSetsResult(subject, seed, [rule_set for rule_set, _ in plans], gauntlets)
 
 
 # ---------------------------------------------------------------- tables and files
 
 
-def _cell(gauntlet: GauntletResult, label: str, decided_note: Callable[[int], str]) -> str:
-    """``'45.7% [40.9, 50.6]'`` (and ``decided_note(decided)`` where matches went undecided), ``'-'`` if absent."""
+def entry_head(gauntlet: GauntletResult, label: str) -> HeadToHead | None:
+    """The head to head of the baseline entry ``label`` (``vs B``, ``with B``), None if the gauntlet has none."""
     for entry, head in zip(gauntlet.entries, gauntlet.heads):
         if entry.label == label and not entry.league:
-            low, high = head.win_rate_ci
-            note = decided_note(head.decided) if head.decided < head.matches else ""
-            return f"{format_percent(entry_rate(head))} [{100 * low:.1f}, {100 * high:.1f}]{note}"
-    return "-"
+            return head
+    return None
+
+
+def _cell(gauntlet: GauntletResult, label: str, decided_note: Callable[[int], str]) -> str:
+    """``'45.7% [40.9, 50.6]'`` (and ``decided_note(decided)`` where matches went undecided), ``'-'`` if absent."""
+    head = entry_head(gauntlet, label)
+    if head is None:
+        return "-"
+    low, high = head.win_rate_ci
+    note = decided_note(head.decided) if head.decided < head.matches else ""
+    return f"{format_percent(entry_rate(head))} [{100 * low:.1f}, {100 * high:.1f}]{note}"
+
+
+def _parity_note(config: PedroConfig) -> str:
+    """`` (parity 33.3%)`` where parity is not 50% (three players), else nothing."""
+    return f" (parity {format_percent(1 / config.num_teams)})" if config.num_teams > 2 else ""
 
 
 def row_name(rule_set: RuleSet) -> str:
     """The rule set's name, with its parity where that is not 50% (three players)."""
-    teams = rule_set.config.num_teams
-    return rule_set.name + (f" (parity {format_percent(1 / teams)})" if teams > 2 else "")
+    return rule_set.name + _parity_note(rule_set.config)
 
 
 def format_rule_sets(result: RuleSetsResult) -> str:
@@ -196,7 +211,7 @@ def rule_sets_markdown(result: RuleSetsResult) -> str:
     ]
     for rule_set, gauntlet in result.ordered():
         name = "the default" if rule_set.name == DEFAULT_RULES else f"`{rule_set.name.replace(',', ' ')}`"
-        name += f" (parity {format_percent(1 / rule_set.config.num_teams)})" if rule_set.config.num_teams > 2 else ""
+        name += _parity_note(rule_set.config)
         cells = [_cell(gauntlet, label, lambda decided: f" ({decided} decided)") for label in columns]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -69,7 +69,7 @@ def test_each_row_is_the_gauntlet_under_its_rules_on_the_same_deals() -> None:
     def entries(config):
         return gauntlet_entries(["random", "rule:heuristic"], 2, 0, partners=config.num_teams < config.num_players)
 
-    result = run_rule_sets("rule:cautious", rule_sets, entries, seed=40, workers=1)
+    result = run_rule_sets("rule:cautious", [(r, entries(r.config)) for r in rule_sets], seed=40, workers=1)
     for rule_set, gauntlet in zip(result.rule_sets, result.gauntlets):
         alone = run_gauntlet("rule:cautious", entries(rule_set.config), rule_set.config, seed=40)
         assert [head.to_dict(with_matches=True)["results"] for head in gauntlet.heads] == [
@@ -99,7 +99,7 @@ def test_every_rule_set_plays_a_short_gauntlet(rules: str) -> None:
     def entries(config):
         return gauntlet_entries(["rule:heuristic"], 1, 0, partners=partners)
 
-    result = run_rule_sets("random", [rule_set], entries, seed=7, workers=1)
+    result = run_rule_sets("random", [(rule_set, entries(rule_set.config))], seed=7, workers=1)
     (gauntlet,) = result.gauntlets
     assert [head.matches for head in gauntlet.heads] == [rule_set.config.num_teams] * (2 if partners else 1)
     assert f"| {'the default' if rules == 'default' else '`' + rules.replace(',', ' ') + '`'}" in (
