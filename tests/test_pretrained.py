@@ -40,8 +40,8 @@ def test_pretrained_was_trained_under_every_table_size_and_variant_at_once() -> 
     assert {rules.num_players for rules in rule_sets} == {2, 3, 4}
     assert {rules.variant for rules in rule_sets} == {"cinch", "sancho", "dom", "pitch"}
     assert {rules.refill for rules in rule_sets} == {"maker_sorted", "top", "dealer_robs"}
-    assert payload["exported"]["source"] == "runs/mixed-tuned2"  # the recipe's fourth stage, not a machine's path
-    assert payload["config"]["init_from"] == "runs/mixed-tuned/latest.pt"
+    assert payload["exported"]["source"] == "runs/rules-ppo4"  # the recipe's last stage, not a machine's path
+    assert payload["config"]["init_from"] == "runs/rules-ppo3/latest.pt"
     assert trained_rule_sets(load_checkpoint(PPO_POLICY_PATH)) == [make_config()]
 
 

@@ -155,13 +155,13 @@ def test_init_from_pretrained_loads_the_shipped_policy() -> None:
     from agents.policy import migrated_payload
 
     shipped = load_checkpoint(PRETRAINED_PATH)
-    hidden = shipped["network"]["hidden_sizes"]  # the distilled policy is wider than the default network
+    hidden = shipped["network"]["hidden_sizes"]
     trainer = Trainer(make_train_config(init_from="pretrained", hidden_sizes=hidden, num_envs=4, torch_threads=1))
-    migrated = migrated_payload(shipped)["model"]  # saved in layout version 1
+    migrated = migrated_payload(shipped)["model"]  # in the layout of today
     for name, tensor in trainer.network.state_dict().items():
         assert torch.equal(tensor, migrated[name]), name
     with pytest.raises(CheckpointError, match="init_from pretrained holds another network: hidden_sizes"):
-        Trainer(make_train_config(init_from="pretrained", num_envs=4, torch_threads=1))
+        Trainer(make_train_config(init_from="pretrained", hidden_sizes=[64], num_envs=4, torch_threads=1))
     # the long recipe's second stage starts where its config says: a quarter of the learning rate, the teacher's floor
     second = Trainer(
         load_train_config(

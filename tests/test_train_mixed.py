@@ -321,35 +321,45 @@ def test_two_ranks_play_every_rule_set_on_their_share_of_the_games(tmp_path: Pat
     assert "game/heads-up/avg_bid" in found["scalars"]
 
 
-RECIPE_POLICIES = {4: "runs/distill/policy.pt", 3: "runs/individual3-tuned/latest.pt", 2: "runs/individual2/latest.pt"}
-"""Table size -> the earlier recipes' policy the first mixed stage starts from (4) and is taught by."""
+RECIPES = {
+    "rules_from_ppo.yaml": ({4: "models/ppo_policy.pt", 3: "runs/individual3-one/latest.pt"}, (256, 256)),
+    "mixed_rules.yaml": (
+        {4: "runs/distill/policy.pt", 3: "runs/individual3-tuned/latest.pt", 2: "runs/individual2/latest.pt"},
+        (384, 384),
+    ),
+}
+"""A first mixed stage -> (table size -> the earlier policy it starts from (4) and is taught by, its network)."""
 
 
-def test_the_shipped_mixed_config_lists_the_rule_sets_of_issue_57(tmp_path: Path, monkeypatch) -> None:
-    """The first stage of the shipped policy's recipe: 17 rule sets, each taught by the policy of its table size
-    from the earlier recipes' runs/ (here copies of the shipped policy, the same network, which reads every
-    table)."""
+@pytest.mark.parametrize("name", RECIPES)
+def test_a_first_mixed_stage_lists_the_rule_sets_of_issue_57(name: str, tmp_path: Path, monkeypatch) -> None:
+    """The first stage of the shipped policy's recipe (rules_from_ppo.yaml) and of the longer chain (mixed_rules.yaml):
+    17 rule sets, each taught by its teacher; the earlier policies it reads from runs/ are here copies of the shipped
+    policy, which reads every table."""
     from agents import PRETRAINED_PATH
 
-    path = REPO_ROOT / "configs" / "mixed_rules.yaml"
+    policies, hidden_sizes = RECIPES[name]
+    path = REPO_ROOT / "configs" / name
     config = load_train_config(path)
     assert len(config.rule_sets) == 17 and config.rule_sets[0].name == "default"
-    assert config.init_from == RECIPE_POLICIES[4]
+    assert config.init_from == policies[4] and config.hidden_sizes == hidden_sizes
     weights = [rule_set.weight for rule_set in config.rule_sets]
-    games = allot_games(config.num_envs, weights)
-    assert games[0] == 61 and set(games[1:]) == {20, 21, 41}  # weights 3, 1 and (small tables, variants) 2
     teachers = {rule_set.name: rule_set.teacher for rule_set in config.rule_sets}
-    assert teachers["default"] == f"ckpt:{RECIPE_POLICIES[4]}"
-    assert teachers["num_players=3,scoring=simple"] == f"ckpt:{RECIPE_POLICIES[3]}"
-    assert teachers["num_players=2"] == f"ckpt:{RECIPE_POLICIES[2]}"
-    monkeypatch.chdir(tmp_path)
-    for policy in RECIPE_POLICIES.values():
-        (tmp_path / policy).parent.mkdir(parents=True)
-        (tmp_path / policy).write_bytes(PRETRAINED_PATH.read_bytes())
+    assert teachers["default"] == f"ckpt:{policies[4]}"
+    assert teachers["num_players=3,scoring=simple"] == f"ckpt:{policies[3]}"
+    assert teachers["num_players=2"] == (f"ckpt:{policies[2]}" if 2 in policies else teachers["variant=pitch"])
     assert teachers["six_card=true"] is None  # the run's: the long recipe's rule-agent teacher
     variants = {(rule_set.rules.num_players, rule_set.rules.variant) for rule_set in config.rule_sets}
     assert variants >= {(4, "cinch"), (4, "sancho"), (4, "dom"), (4, "pitch"), (3, "cinch"), (2, "cinch")}
-    assert Trainer(load_train_config(path, ["num_envs=17", "torch_threads=1"])).shape.hidden_sizes == (384, 384)
+    monkeypatch.chdir(tmp_path)
+    for policy in policies.values():
+        if not (REPO_ROOT / policy).is_file():
+            (tmp_path / policy).parent.mkdir(parents=True)
+            (tmp_path / policy).write_bytes(PRETRAINED_PATH.read_bytes())
+    (tmp_path / "models").mkdir(exist_ok=True)
+    (tmp_path / "models" / "ppo_policy.pt").write_bytes((REPO_ROOT / "models" / "ppo_policy.pt").read_bytes())
+    if hidden_sizes == (256, 256):  # starts from a shipped file: the network it builds is that file's
+        assert Trainer(load_train_config(path, ["num_envs=17", "torch_threads=1"])).shape.hidden_sizes == hidden_sizes
     tiny = ["num_envs=38", "rollout_steps=4", "hidden_sizes=[16]", "init_from=", "league_size=1", "torch_threads=1"]
     trainer = Trainer(load_train_config(path, tiny))
     trainer.train_step()  # every rule set's games, its opponents and its teacher, one update

@@ -59,22 +59,20 @@ MODELS = (
         "`pretrained`",
         "pretrained",
         "The shipped policy, one network for every table size and rule set of docs/rules.md section 9: the long "
-        "recipe's distilled policy trained four stages more on the games of seventeen rule sets at once.",
+        "recipe's PPO policy trained four stages more on the games of seventeen rule sets at once.",
         (
             ("### The long recipe", ""),
-            ("### Distilling the search's card play", ""),
-            ("### Individual play: two and three players", "individual2"),
-            ("### Individual play: two and three players", "individual3_"),
-            ("## Training across rule sets", "mixed_rules"),
-            ("## Training across rule sets", "--export runs/mixed"),
+            ("### Individual play: two and three players", "individual3-one"),
+            ("## Training across rule sets", "rules_from_ppo"),
+            ("## Training across rule sets", "--export runs/rules-ppo4"),
         ),
     ),
     ShippedModel(
         PPO_POLICY_PATH,
         "The PPO policy",
         f"ckpt:{PPO_POLICY_PATH.name}",  # made repository-relative in the commands
-        "The long recipe's PPO policy before its card play was distilled: the model of every player inside "
-        "`search:policy` under the default rules, and where `python -m train.distill` starts.",
+        "The long recipe's PPO policy: the model of every player inside `search:policy` under the default rules, "
+        "where the shipped policy's mixed stages and `python -m train.distill` start.",
         (("### The long recipe", ""),),
         gauntlet_in_readme=False,
     ),
