@@ -322,13 +322,19 @@ def test_two_ranks_play_every_rule_set_on_their_share_of_the_games(tmp_path: Pat
 
 
 RECIPES = {
-    "rules_from_ppo.yaml": ({4: "models/ppo_policy.pt", 3: "runs/individual3-one/latest.pt"}, (256, 256)),
+    "rules_from_ppo.yaml": (
+        {4: "models/ppo_policy.pt", 3: "runs/individual3-one/latest.pt"},
+        (256, 256),
+        (23, {7, 8, 15, 23}),  # 256 games: weight 3 23 each, 2 15, 1 7 or 8
+    ),
     "mixed_rules.yaml": (
         {4: "runs/distill/policy.pt", 3: "runs/individual3-tuned/latest.pt", 2: "runs/individual2/latest.pt"},
         (384, 384),
+        (61, {20, 21, 41}),  # 512 games: weights 3, 1 and (small tables, variants) 2
     ),
 }
-"""A first mixed stage -> (table size -> the earlier policy it starts from (4) and is taught by, its network)."""
+"""A first mixed stage -> (table size -> the earlier policy it starts from (4) and is taught by, its network, the
+default rules' games and the others')."""
 
 
 @pytest.mark.parametrize("name", RECIPES)
@@ -338,12 +344,14 @@ def test_a_first_mixed_stage_lists_the_rule_sets_of_issue_57(name: str, tmp_path
     policy, which reads every table."""
     from agents import PRETRAINED_PATH
 
-    policies, hidden_sizes = RECIPES[name]
+    policies, hidden_sizes, (default_games, other_games) = RECIPES[name]
     path = REPO_ROOT / "configs" / name
     config = load_train_config(path)
     assert len(config.rule_sets) == 17 and config.rule_sets[0].name == "default"
     assert config.init_from == policies[4] and config.hidden_sizes == hidden_sizes
     weights = [rule_set.weight for rule_set in config.rule_sets]
+    games = allot_games(config.num_envs, weights)
+    assert games[0] == default_games and set(games[1:]) == other_games
     teachers = {rule_set.name: rule_set.teacher for rule_set in config.rule_sets}
     assert teachers["default"] == f"ckpt:{policies[4]}"
     assert teachers["num_players=3,scoring=simple"] == f"ckpt:{policies[3]}"
@@ -352,13 +360,11 @@ def test_a_first_mixed_stage_lists_the_rule_sets_of_issue_57(name: str, tmp_path
     variants = {(rule_set.rules.num_players, rule_set.rules.variant) for rule_set in config.rule_sets}
     assert variants >= {(4, "cinch"), (4, "sancho"), (4, "dom"), (4, "pitch"), (3, "cinch"), (2, "cinch")}
     monkeypatch.chdir(tmp_path)
-    for policy in policies.values():
-        if not (REPO_ROOT / policy).is_file():
-            (tmp_path / policy).parent.mkdir(parents=True)
-            (tmp_path / policy).write_bytes(PRETRAINED_PATH.read_bytes())
-    (tmp_path / "models").mkdir(exist_ok=True)
-    (tmp_path / "models" / "ppo_policy.pt").write_bytes((REPO_ROOT / "models" / "ppo_policy.pt").read_bytes())
-    if hidden_sizes == (256, 256):  # starts from a shipped file: the network it builds is that file's
+    for policy in policies.values():  # a shipped file as itself, a run's policy as a copy of the shipped policy
+        shipped = REPO_ROOT / policy
+        (tmp_path / policy).parent.mkdir(parents=True)
+        (tmp_path / policy).write_bytes((shipped if shipped.is_file() else PRETRAINED_PATH).read_bytes())
+    if (REPO_ROOT / policies[4]).is_file():  # starts from a shipped file: the network it builds is that file's
         assert Trainer(load_train_config(path, ["num_envs=17", "torch_threads=1"])).shape.hidden_sizes == hidden_sizes
     tiny = ["num_envs=38", "rollout_steps=4", "hidden_sizes=[16]", "init_from=", "league_size=1", "torch_threads=1"]
     trainer = Trainer(load_train_config(path, tiny))
